@@ -1,0 +1,34 @@
+// The contract between a chapter's kernel.cu and the harness.
+//
+// A chapter file keeps its kernels and launcher in an anonymous namespace and
+// ends with one registration line. The build compiles every chapter twice, once
+// from the learner's tree and once from solutions/, with WORKBOOK_SUBJECT
+// ("learner" or "reference") and WORKBOOK_CHAPTER ("03_idle_threads") defined,
+// so both versions of a chapter link into one test process and can be timed
+// side by side on the same data. The launcher types are in contract.hpp.
+#pragma once
+
+#include "workbook/contract.hpp"
+
+
+#if !defined(WORKBOOK_SUBJECT) || !defined(WORKBOOK_CHAPTER)
+#error "chapter files are compiled by the workbook's CMake, which defines WORKBOOK_SUBJECT and WORKBOOK_CHAPTER"
+#endif
+
+//! The last line of a block-pass chapter: `WORKBOOK_BLOCK_PASS(launch);`
+#define WORKBOOK_BLOCK_PASS(launcher)                                               \
+  namespace {                                                                      \
+  const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{   \
+      WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::block_pass,     \
+      &(launcher), nullptr, nullptr});                                             \
+  }                                                                                \
+  static_assert(true, "")
+
+//! The last line of a full chapter: `WORKBOOK_FULL_REDUCE(reduce, workspace_bytes);`
+#define WORKBOOK_FULL_REDUCE(reduce_fn, workspace_fn)                               \
+  namespace {                                                                      \
+  const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{   \
+      WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::full, nullptr,  \
+      &(reduce_fn), &(workspace_fn)});                                             \
+  }                                                                                \
+  static_assert(true, "")

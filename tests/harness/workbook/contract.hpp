@@ -1,0 +1,45 @@
+// The types of the contract between a chapter's kernel.cu and the harness.
+// Chapter files include "workbook/chapter.cuh", which adds the registration macros.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+namespace workbook {
+
+//! A block pass: reduce `in[0, n)` to one partial sum per block.
+//!
+//! Writes `partials[0, count)` and returns `count`, which must not exceed
+//! `capacity` (the harness sizes `capacity` as at least `ceil(n / 32)` and at
+//! least 65536). Every element of `in` is added to exactly one partial. The
+//! launch is asynchronous on `stream`; nothing may synchronize the device.
+//! `n == 0` returns 0. `in` is only 4-byte aligned in general.
+using BlockPassFn = std::size_t (*)(const float* in, std::size_t n, float* partials,
+                                    std::size_t capacity, cudaStream_t stream);
+
+//! A full reduction: write the sum of `in[0, n)` to `*out` (device memory).
+//!
+//! `workspace` is device memory of `workspace_bytes(n)` bytes that the call may
+//! use as it likes; it is not zeroed between calls. `n == 0` writes 0.
+using FullReduceFn = void (*)(const float* in, std::size_t n, float* out, void* workspace,
+                              cudaStream_t stream);
+using WorkspaceBytesFn = std::size_t (*)(std::size_t n);
+
+enum class ChapterKind { block_pass, full };
+
+//! One registered chapter implementation (the learner's or the reference).
+struct Entry {
+  const char* chapter;  // "03_idle_threads"
+  const char* subject;  // "learner" or "reference"
+  ChapterKind kind;
+  BlockPassFn block_pass;
+  FullReduceFn reduce;
+  WorkspaceBytesFn workspace_bytes;
+};
+
+//! Adds an entry to the process-wide registry; returns true so it can
+//! initialize a namespace-scope constant.
+bool register_entry(const Entry& entry);
+
+}  // namespace workbook

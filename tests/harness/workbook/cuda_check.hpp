@@ -1,0 +1,34 @@
+// CUDA error checks that say where the failing call is.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime.h>
+
+namespace workbook {
+
+//! A failed CUDA runtime call, with the expression, file and line in what().
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+//! Errors after which the CUDA context is unusable: every later call in the
+//! process fails too (illegal address, trap, launch failure, ...).
+bool is_sticky(cudaError_t code);
+
+[[noreturn]] void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
+
+inline void check_cuda(cudaError_t code, const char* expr, const char* file, int line) {
+  if (code != cudaSuccess) throw_cuda_error(code, expr, file, line);
+}
+
+}  // namespace workbook
+
+//! Throws workbook::CudaError naming the call, the file and the line.
+#define WORKBOOK_CUDA_CHECK(expr) ::workbook::check_cuda((expr), #expr, __FILE__, __LINE__)

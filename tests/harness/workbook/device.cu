@@ -1,0 +1,177 @@
+#include "workbook/device.hpp"
+
+#include <fmt/format.h>
+
+#include "workbook/verify.hpp"
+
+namespace workbook {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+unsigned blocks_for(std::size_t count) {
+  const std::size_t blocks = (count + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65536));
+}
+
+__global__ void fill_kernel(std::uint32_t* dst, std::uint32_t bits, std::size_t count) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = bits;
+  }
+}
+
+__device__ std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+__global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count,
+                                   unsigned long long* out) {
+  std::uint64_t h = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    h += mix((std::uint64_t(data[i]) << 32) ^ (i * 0x9e3779b97f4a7c15ull));
+  }
+  atomicAdd(out, static_cast<unsigned long long>(h));  // wrapping sum: order-free
+}
+
+// First index in [from, count) whose word differs from `bits`, or count.
+__global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t from,
+                                      std::size_t count, std::uint32_t bits,
+                                      unsigned long long* first) {
+  for (std::size_t i = from + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    if (data[i] != bits) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+constexpr std::uint32_t kSlackNaN = 0x7fc0dead;  // a quiet NaN, unlike kPoisonBits
+
+}  // namespace
+
+bool device_available(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    if (why) *why = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(err));
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "the CUDA runtime sees no device";
+    return false;
+  }
+  return true;
+}
+
+DeviceInfo device_info() {
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  WORKBOOK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  DeviceInfo info;
+  info.name = prop.name;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  info.global_bytes = prop.totalGlobalMem;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.cooperative_launch = prop.cooperativeLaunch != 0;
+  std::size_t total = 0;
+  WORKBOOK_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
+  WORKBOOK_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
+  WORKBOOK_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  return info;
+}
+
+std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), bits,
+                                                          count);
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+}
+
+std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> sum(1);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
+  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      static_cast<const std::uint32_t*>(data), words, sum.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  unsigned long long host = 0;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+GuardedInput::GuardedInput(std::size_t n, std::size_t offset)
+    : n_(n), offset_(offset), base_(n + 2 * kSlack + offset) {}
+
+void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable(), host.data(), n_ * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` may go away after return
+}
+
+void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values,
+                                 cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(writable(), 0, n_ * sizeof(float), stream));
+  for (const auto& [index, value] : values) {
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float),
+                                        cudaMemcpyHostToDevice, stream));
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a loop-local copy
+  }
+}
+
+std::uint64_t GuardedInput::fingerprint(cudaStream_t stream) const {
+  return workbook::fingerprint(base_.data(), base_.size(), stream);
+}
+
+GuardedOutput::GuardedOutput(std::size_t capacity)
+    : capacity_(capacity), base_(capacity + kGuard) {}
+
+void GuardedOutput::poison(cudaStream_t stream) {
+  fill_words(base_.data(), kPoisonBits, base_.size(), stream);
+}
+
+std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t stream) const {
+  std::vector<float> host(count);
+  if (count) {
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), base_.data(), count * sizeof(float),
+                                        cudaMemcpyDeviceToHost, stream));
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
+  DeviceBuffer<unsigned long long> first(1);
+  const unsigned long long none = base_.size();
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  const std::size_t span = base_.size() - std::min(from, base_.size());
+  first_mismatch_kernel<<<blocks_for(span), kThreads, 0, stream>>>(
+      reinterpret_cast<const std::uint32_t*>(base_.data()), from, base_.size(), kPoisonBits,
+      first.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  unsigned long long host = none;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (host == none) return "";
+  if (host >= capacity_) {
+    return fmt::format("output element {} was written: that is past the end of the {} the "
+                       "harness provided (an out-of-bounds write)",
+                       host, capacity_);
+  }
+  return fmt::format("output element {} was written, but the launcher said it wrote only {}",
+                     host, from);
+}
+
+}  // namespace workbook

@@ -1,0 +1,39 @@
+// Seeded inputs, identical on every machine for a given seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace workbook {
+
+//! Element i of the random input drawn with `seed`: uniform in [-0.5, 1.0),
+//! a multiple of 2^-24. Mixed signs make cancellation happen; the positive
+//! mean keeps the sum far from zero, so a relative check has teeth.
+float random_value(std::uint64_t seed, std::uint64_t i);
+
+//! random_value(seed, 0 .. n-1).
+std::vector<float> random_input(std::size_t n, std::uint64_t seed);
+
+//! An exact input: zeros except `positions[k]`, which holds 2^k (k < 24).
+//! Every subset of these values sums exactly in float, in any order, so a
+//! dropped or double-counted element always changes the result, and each
+//! partial names the elements it holds.
+struct ExactPlan {
+  std::size_t n = 0;
+  std::vector<std::size_t> positions;
+
+  //! The sum of all marked elements: 2^K - 1 for K positions.
+  std::uint32_t total() const { return static_cast<std::uint32_t>((1ull << positions.size()) - 1); }
+  float value(std::size_t k) const { return static_cast<float>(1u << k); }
+  std::vector<float> dense() const;  // the whole input, for small n
+};
+
+//! Marks element 0, element n-1, the elements on both sides of every block
+//! edge a kernel might use (32 .. 4096 elements, 4-element vector edges, 2^31
+//! and 2^32 where int and unsigned indices wrap) and
+//! the middle, then seeded random positions, up to 24 distinct positions.
+//! For n <= 24 every element is marked.
+ExactPlan make_exact_plan(std::size_t n, std::uint64_t seed);
+
+}  // namespace workbook

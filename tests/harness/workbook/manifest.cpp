@@ -1,0 +1,49 @@
+#include "workbook/manifest.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace workbook {
+
+const ChapterSpec* Manifest::find(const std::string& slug) const {
+  for (const ChapterSpec& c : chapters) {
+    if (c.slug == slug) return &c;
+  }
+  return nullptr;
+}
+
+Manifest load_manifest(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error(fmt::format("cannot open the manifest {}", path));
+  Manifest manifest;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(file);
+    for (const auto& c : doc.at("chapters")) {
+      ChapterSpec spec;
+      spec.slug = c.at("slug").get<std::string>();
+      spec.version = c.at("version").get<std::string>();
+      spec.title = c.at("title").get<std::string>();
+      spec.kind = c.at("kind").get<std::string>();
+      spec.correctness_points = c.at("points").at("correctness").get<int>();
+      spec.performance_points = c.at("points").at("performance").get<int>();
+      spec.bandwidth_fraction = c.at("bandwidth_fraction").get<double>();
+      spec.timeout_s = c.at("timeout_s").get<int>();
+      spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
+      if (spec.kind != "block_pass" && spec.kind != "full") {
+        throw std::runtime_error(fmt::format("chapter {}: kind must be block_pass or full", spec.slug));
+      }
+      if (spec.bandwidth_fraction <= 0 || spec.bandwidth_fraction > 1.5) {
+        throw std::runtime_error(fmt::format("chapter {}: bandwidth_fraction out of range", spec.slug));
+      }
+      manifest.chapters.push_back(std::move(spec));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
+  }
+  return manifest;
+}
+
+}  // namespace workbook

@@ -1,0 +1,33 @@
+// The grader's manifest (grader/manifest.json): chapters, points, thresholds, hints.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+struct ChapterSpec {
+  std::string slug;     // "03_idle_threads"
+  std::string version;  // "V3"
+  std::string title;
+  std::string kind;  // "block_pass" or "full"
+  int correctness_points = 0;
+  int performance_points = 0;
+  //! The learner's GB/s must reach this fraction of the reference's, timed
+  //! side by side in one process.
+  double bandwidth_fraction = 0;
+  int timeout_s = 0;  // for the chapter's whole test process
+  std::map<std::string, std::string> hints;  // test suite -> hint
+};
+
+struct Manifest {
+  std::vector<ChapterSpec> chapters;
+  const ChapterSpec* find(const std::string& slug) const;
+};
+
+//! Reads and validates the manifest; throws std::runtime_error naming the
+//! file and the field on any problem.
+Manifest load_manifest(const std::string& path);
+
+}  // namespace workbook

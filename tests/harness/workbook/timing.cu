@@ -1,0 +1,128 @@
+#include "workbook/timing.hpp"
+
+#include <algorithm>
+
+#include "workbook/cuda_check.hpp"
+#include "workbook/device.hpp"
+
+namespace workbook {
+namespace {
+
+class EventPair {
+ public:
+  EventPair() {
+    WORKBOOK_CUDA_CHECK(cudaEventCreate(&start_));
+    WORKBOOK_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+
+  double time_ms(const std::function<void()>& work, cudaStream_t stream) {
+    WORKBOOK_CUDA_CHECK(cudaEventRecord(start_, stream));
+    work();
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+    WORKBOOK_CUDA_CHECK(cudaEventRecord(stop_, stream));
+    WORKBOOK_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
+void warm_up(const std::function<void()>& work, cudaStream_t stream, int times) {
+  for (int i = 0; i < times; ++i) work();
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// Loads every float4 of the input and nothing else: `LoadsInFlight`
+// independent 16-byte loads per thread per iteration keep enough bytes in
+// flight to cover DRAM latency (Little's law). The store is never taken but
+// keeps the loads alive.
+template <int LoadsInFlight>
+__global__ void streaming_read_kernel(const float4* in, std::size_t count, float* sink) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  float acc = 0.0f;
+  for (; i + (LoadsInFlight - 1) * stride < count; i += LoadsInFlight * stride) {
+    float4 v[LoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < LoadsInFlight; ++k) v[k] = in[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < LoadsInFlight; ++k) acc += v[k].x + v[k].y + v[k].z + v[k].w;
+  }
+  for (; i < count; i += stride) {
+    const float4 v = in[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == -1.0f) *sink = acc;
+}
+
+}  // namespace
+
+double Timing::median_ms() const {
+  std::vector<double> s = samples_ms;
+  if (s.empty()) return 0.0;
+  std::sort(s.begin(), s.end());
+  const std::size_t mid = s.size() / 2;
+  return s.size() % 2 ? s[mid] : 0.5 * (s[mid - 1] + s[mid]);
+}
+
+double Timing::gbps(std::size_t bytes) const {
+  const double ms = median_ms();
+  return ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0;
+}
+
+Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup,
+                      int reps) {
+  warm_up(work, stream, warmup);
+  EventPair events;
+  Timing t;
+  for (int r = 0; r < reps; ++r) t.samples_ms.push_back(events.time_ms(work, stream));
+  return t;
+}
+
+std::pair<Timing, Timing> time_interleaved(const std::function<void()>& a,
+                                           const std::function<void()>& b, cudaStream_t stream,
+                                           int warmup, int reps) {
+  warm_up(a, stream, warmup);
+  warm_up(b, stream, warmup);
+  EventPair events;
+  std::pair<Timing, Timing> t;
+  for (int r = 0; r < reps; ++r) {
+    t.first.samples_ms.push_back(events.time_ms(a, stream));
+    t.second.samples_ms.push_back(events.time_ms(b, stream));
+  }
+  return t;
+}
+
+double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream) {
+  // Callers pass a 16-byte aligned buffer; only whole float4s are read and counted.
+  const auto* in = reinterpret_cast<const float4*>(data);
+  const std::size_t count = n / 4;
+  const std::size_t bytes = count * sizeof(float4);
+  DeviceBuffer<float> sink(1);
+  const DeviceInfo info = device_info();
+  double best = 0;
+  for (int blocks_per_sm : {4, 8, 16, 32}) {
+    const unsigned grid = static_cast<unsigned>(blocks_per_sm * info.multiprocessors);
+    const auto run4 = [&] {
+      streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink.data());
+    };
+    const auto run8 = [&] {
+      streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink.data());
+    };
+    best = std::max(best, time_on_stream(run4, stream, 2, 20).gbps(bytes));
+    best = std::max(best, time_on_stream(run8, stream, 2, 20).gbps(bytes));
+  }
+  return best;
+}
+
+}  // namespace workbook

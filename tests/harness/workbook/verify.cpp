@@ -1,0 +1,162 @@
+#include "workbook/verify.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace workbook {
+namespace {
+
+constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24
+constexpr std::size_t kMaxLines = 8;
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+std::string describe_value(float v) {
+  if (bits_of(v) == kPoisonBits) return "never written (still holds the harness's poison NaN)";
+  if (std::isnan(v)) {
+    return "NaN: usually a read outside in[0, n) (the harness surrounds the input with NaN) or "
+           "arithmetic on shared memory nothing wrote";
+  }
+  return fmt::format("{}", v);
+}
+
+// The marked elements whose bits are set in `whole`.
+std::vector<std::size_t> decode(std::uint32_t whole, std::size_t count) {
+  std::vector<std::size_t> ks;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (whole & (1u << k)) ks.push_back(k);
+  }
+  return ks;
+}
+
+void add_line(std::string& out, std::size_t& lines, const std::string& line) {
+  if (lines < kMaxLines) out += line + "\n";
+  else if (lines == kMaxLines) out += "...\n";
+  ++lines;
+}
+
+}  // namespace
+
+double sum_tolerance(std::size_t n, double sum_abs) {
+  if (n <= 1) return 0.0;
+  const double depth =
+      static_cast<double>(std::min(n, kMaxSerialChain)) + 2.0 * std::ceil(std::log2(double(n)));
+  const double gamma = depth * kUnitRoundoff / (1.0 - depth * kUnitRoundoff);
+  return gamma * sum_abs;
+}
+
+bool SumCheck::passes(double got) const {
+  return std::isfinite(got) && std::fabs(got - reference) <= tolerance;
+}
+
+std::string SumCheck::describe(double got) const {
+  const double off = got - reference;
+  return fmt::format("got {:.9g}, expected {:.9g} +- {:.3g} (off by {:.3g}{})", got, reference,
+                     tolerance, off,
+                     tolerance > 0 ? fmt::format(" = {:.3g} tolerances", std::fabs(off) / tolerance)
+                                   : std::string());
+}
+
+SumCheck reference_sum(const float* x, std::size_t n) {
+  SumCheck check;
+  for (std::size_t i = 0; i < n; ++i) {
+    check.reference += x[i];
+    check.sum_abs += std::fabs(x[i]);
+  }
+  check.tolerance = sum_tolerance(n, check.sum_abs);
+  return check;
+}
+
+double sum_in_double(const std::vector<float>& values) {
+  double s = 0;
+  for (float v : values) s += v;
+  return s;
+}
+
+std::string explain_non_finite(const std::vector<float>& values, std::size_t limit) {
+  std::string out;
+  std::size_t bad = 0;
+  for (std::size_t j = 0; j < values.size(); ++j) {
+    if (std::isfinite(values[j])) continue;
+    if (bad < limit) out += fmt::format("partial {} is {}\n", j, describe_value(values[j]));
+    ++bad;
+  }
+  if (bad > limit) out += fmt::format("... {} of {} partials are not finite\n", bad, values.size());
+  return out;
+}
+
+std::string explain_exact_partials(const ExactPlan& plan, const std::vector<float>& partials) {
+  const std::size_t count = plan.positions.size();
+  std::string out;
+  std::size_t lines = 0;
+  std::map<std::size_t, std::vector<std::size_t>> owners;  // marked element k -> partials
+  for (std::size_t j = 0; j < partials.size(); ++j) {
+    const float v = partials[j];
+    const bool whole = std::isfinite(v) && v >= 0.0f && v < 16777216.0f && v == std::floor(v);
+    if (!whole) {
+      add_line(out, lines,
+               fmt::format("partial {} is {}; a partial of this input must be a whole number "
+                           "in [0, 2^24), the sum of some marked elements",
+                           j, describe_value(v)));
+      continue;
+    }
+    for (std::size_t k : decode(static_cast<std::uint32_t>(v), count)) owners[k].push_back(j);
+    if (static_cast<std::uint32_t>(v) >> count) {
+      add_line(out, lines, fmt::format("partial {} is {}, more than all marked elements together",
+                                       j, v));
+    }
+  }
+  if (!out.empty()) return out;
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto it = owners.find(k);
+    const std::size_t where = plan.positions[k];
+    if (it == owners.end()) {
+      add_line(out, lines,
+               fmt::format("element {} (value 2^{}) is in no partial: it was dropped", where, k));
+    } else if (it->second.size() > 1) {
+      add_line(out, lines,
+               fmt::format("element {} (value 2^{}) is counted in partials {}: it was added "
+                           "more than once",
+                           where, k, fmt::join(it->second, ", ")));
+    }
+  }
+  if (out.empty() && sum_in_double(partials) != plan.total()) {
+    // Bits decoded cleanly but the sum is off: a carry from a double count.
+    add_line(out, lines,
+             fmt::format("the partials add up to {}, expected {}: some element was added twice",
+                         sum_in_double(partials), plan.total()));
+  }
+  return out;
+}
+
+std::string explain_exact_total(const ExactPlan& plan, float total) {
+  if (bits_of(total) == kPoisonBits || !std::isfinite(total)) {
+    return fmt::format("the sum is {}\n", describe_value(total));
+  }
+  const double expected = plan.total();
+  if (static_cast<double>(total) == expected) return "";
+  std::string out = fmt::format("the sum is {}, expected {}\n", total, expected);
+  std::size_t lines = 1;
+  const bool whole = total >= 0.0f && total < 16777216.0f && total == std::floor(total);
+  if (whole && (static_cast<std::uint32_t>(total) & ~plan.total()) == 0) {
+    const auto missing = decode(plan.total() & ~static_cast<std::uint32_t>(total),
+                                plan.positions.size());
+    for (std::size_t k : missing) {
+      add_line(out, lines, fmt::format("element {} (value 2^{}) is missing from the sum",
+                                       plan.positions[k], k));
+    }
+  } else if (whole && static_cast<double>(total) > expected) {
+    add_line(out, lines, "the sum is too large: some element was added more than once");
+  }
+  return out;
+}
+
+}  // namespace workbook

@@ -1,0 +1,151 @@
+// Host-only tests of the harness: they need no GPU and run in CI.
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "workbook/inputs.hpp"
+#include "workbook/manifest.hpp"
+#include "workbook/verify.hpp"
+
+namespace workbook {
+namespace {
+
+std::vector<float> partials_from(const ExactPlan& plan, std::size_t block) {
+  std::vector<float> partials((plan.n + block - 1) / block, 0.0f);
+  const std::vector<float> x = plan.dense();
+  for (std::size_t i = 0; i < x.size(); ++i) partials[i / block] += x[i];
+  return partials;
+}
+
+float poison() {
+  float v;
+  std::memcpy(&v, &kPoisonBits, sizeof v);
+  return v;
+}
+
+TEST(RandomInput, IsReproducibleAndInRange) {
+  const auto a = random_input(10000, 42), b = random_input(10000, 42), c = random_input(10000, 43);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  double mean = 0;
+  for (float v : a) {
+    ASSERT_GE(v, -0.5f);
+    ASSERT_LT(v, 1.0f);
+    mean += v / a.size();
+  }
+  EXPECT_NEAR(mean, 0.25, 0.02);
+}
+
+TEST(ExactPlan, MarksEdgesAndDistinctPositions) {
+  for (std::size_t n : {1ul, 2ul, 24ul, 25ul, 257ul, 1000ul, 1ul << 20, (1ul << 31) + 7}) {
+    const ExactPlan plan = make_exact_plan(n, 7);
+    EXPECT_EQ(plan.positions.size(), std::min<std::size_t>(n, 24)) << n;
+    const std::set<std::size_t> unique(plan.positions.begin(), plan.positions.end());
+    EXPECT_EQ(unique.size(), plan.positions.size()) << n;
+    EXPECT_TRUE(unique.count(0)) << n;
+    EXPECT_TRUE(unique.count(n - 1)) << n;
+    for (std::size_t p : plan.positions) EXPECT_LT(p, n);
+  }
+  const ExactPlan big = make_exact_plan((1ul << 31) + 7, 1);
+  EXPECT_TRUE(std::count(big.positions.begin(), big.positions.end(), 1ul << 31)) << "2^31 edge";
+}
+
+TEST(ExactPartials, AcceptsAnyBlockingOfTheRightElements) {
+  const ExactPlan plan = make_exact_plan(5000, 3);
+  for (std::size_t block : {1ul, 32ul, 256ul, 512ul, 5000ul}) {
+    EXPECT_EQ(explain_exact_partials(plan, partials_from(plan, block)), "") << block;
+  }
+}
+
+TEST(ExactPartials, NamesADroppedElement) {
+  const ExactPlan plan = make_exact_plan(1000, 3);
+  std::vector<float> partials = partials_from(plan, 256);
+  partials.back() -= plan.value(1);  // element n-1 holds 2^1
+  const std::string why = explain_exact_partials(plan, partials);
+  EXPECT_NE(why.find("element 999 (value 2^1) is in no partial"), std::string::npos) << why;
+}
+
+TEST(ExactPartials, NamesADoubleCount) {
+  const ExactPlan plan = make_exact_plan(1000, 3);
+  std::vector<float> partials = partials_from(plan, 256);
+  partials[0] += plan.value(0);  // element 0 (2^0) counted again in partial 0 -> carries
+  EXPECT_NE(explain_exact_partials(plan, partials), "");
+  partials = partials_from(plan, 256);
+  partials[1] += plan.value(0);  // ... or in another block
+  const std::string why = explain_exact_partials(plan, partials);
+  EXPECT_NE(why.find("element 0 (value 2^0) is counted in partials 0, 1"), std::string::npos) << why;
+}
+
+TEST(ExactPartials, NamesUnwrittenAndGarbagePartials) {
+  const ExactPlan plan = make_exact_plan(1000, 3);
+  std::vector<float> partials = partials_from(plan, 256);
+  partials[2] = poison();
+  EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is never written"), std::string::npos);
+  partials[2] = std::nanf("");
+  EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is NaN"), std::string::npos);
+  partials[2] = 0.5f;
+  EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is 0.5"), std::string::npos);
+}
+
+TEST(ExactTotal, NamesMissingElements) {
+  const ExactPlan plan = make_exact_plan(100, 3);
+  EXPECT_EQ(explain_exact_total(plan, static_cast<float>(plan.total())), "");
+  const std::string why = explain_exact_total(plan, static_cast<float>(plan.total() - 4));
+  EXPECT_NE(why.find("value 2^2) is missing"), std::string::npos) << why;
+  EXPECT_NE(explain_exact_total(plan, poison()).find("never written"), std::string::npos);
+}
+
+TEST(Tolerance, CoversRoundingButNotAMissingBlock) {
+  // Worst case: every element rounds in a chain of D additions.
+  EXPECT_EQ(sum_tolerance(1, 5.0), 0.0);
+  const std::size_t n = 1u << 27;
+  const double sum_abs = 0.5 * n;  // random_input's E|x| is about 0.42
+  const double tol = sum_tolerance(n, sum_abs);
+  EXPECT_GT(tol, (1024 + 54) * 0x1p-24 * sum_abs * 0.999);
+  EXPECT_LT(tol, 1e-4 * sum_abs);
+  const auto x = random_input(1u << 24, 1);
+  const SumCheck check = reference_sum(x.data(), x.size());
+  // Dropping 1/1000 of the data is outside it (single elements are the exact tests' job).
+  double dropped = check.reference;
+  for (std::size_t i = 0; i < x.size() / 1000; ++i) dropped -= x[i];
+  EXPECT_FALSE(check.passes(dropped)) << check.describe(dropped);
+  // A blocked sum with chains of 1024 and a pairwise finish is within it. with chains of 1024 and a pairwise finish is.
+  std::vector<double> level;
+  for (std::size_t b = 0; b < x.size(); b += 1024) {
+    float chain = 0;
+    for (std::size_t i = b; i < b + 1024; ++i) chain += x[i];
+    level.push_back(chain);
+  }
+  std::vector<float> fl(level.begin(), level.end());
+  while (fl.size() > 1) {
+    std::vector<float> next;
+    for (std::size_t i = 0; i < fl.size(); i += 2) next.push_back(fl[i] + (i + 1 < fl.size() ? fl[i + 1] : 0.0f));
+    fl = next;
+  }
+  EXPECT_TRUE(check.passes(fl[0])) << check.describe(fl[0]);
+  EXPECT_FALSE(check.passes(std::nan(""))) << "NaN never passes";
+}
+
+TEST(Manifest, EveryChapterHasPointsThresholdAndHints) {
+  const Manifest m = load_manifest(WORKBOOK_MANIFEST);
+  ASSERT_GE(m.chapters.size(), 8u);
+  std::string previous;
+  for (const ChapterSpec& c : m.chapters) {
+    EXPECT_LT(previous, c.slug) << "chapters are in order";
+    previous = c.slug;
+    EXPECT_GT(c.correctness_points + c.performance_points, 0) << c.slug;
+    EXPECT_GT(c.timeout_s, 0) << c.slug;
+    for (const char* group : {"Empty", "ExactSums", "RandomSums", "MisalignedInput", "Bandwidth"}) {
+      EXPECT_TRUE(c.hints.count(group)) << c.slug << " has no hint for " << group;
+    }
+  }
+}
+
+TEST(Manifest, ReportsAMissingFile) {
+  EXPECT_THROW(load_manifest("/nonexistent/manifest.json"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace workbook
