@@ -32,6 +32,32 @@ namespace {
 
 constexpr int kNoDeviceExit = 77;       // tests/chapter_env.hpp
 constexpr int kContextLostExit = 3;     // tests/chapter_env.hpp
+constexpr int kSanitizerFoundError = 97;
+
+// Two small tests a kernel must also pass under compute-sanitizer: races and
+// barrier misuse give right answers often enough that only a tool sees them.
+constexpr const char* kSanitizedTests = "*ExactSums*n_1000:*MisalignedInput*offset_1_n_1003";
+constexpr const char* kSanitizerTools[] = {"memcheck", "racecheck", "synccheck"};
+
+// The order failures are listed in: smallest, most telling first.
+constexpr const char* kGroupOrder[] = {"Empty",    "ExactSums",  "RandomSums", "MisalignedInput",
+                                       "HugeInput", "Repeatable", "Sanitizer",  "Bandwidth"};
+
+int group_rank(const std::string& name) {
+  const std::string group = name.substr(0, name.find('.'));
+  for (int i = 0; i < int(std::size(kGroupOrder)); ++i) {
+    if (group == kGroupOrder[i]) return i;
+  }
+  return int(std::size(kGroupOrder));
+}
+
+std::string find_sanitizer() {
+  for (const std::string& dir : {std::string(WORKBOOK_CUDA_BIN_DIR), std::string("/usr/local/cuda/bin")}) {
+    const fs::path p = fs::path(dir) / "compute-sanitizer";
+    if (fs::exists(p)) return p.string();
+  }
+  return "";
+}
 
 struct Options {
   std::string chapters_dir = WORKBOOK_SOURCE_DIR "/chapters";
@@ -42,6 +68,7 @@ struct Options {
   std::uint64_t seed = 0;
   double build_timeout_s = 900;
   int timeout_s = 0;  // 0: each chapter's own limit from the manifest
+  bool sanitize = true;
   bool verbose = false;
 };
 
@@ -138,6 +165,14 @@ void read_gtest_report(const std::string& path, ChapterResult& r) {
       }
     }
   }
+}
+
+void sort_failures(ChapterResult& r) {
+  std::stable_sort(r.failed.begin(), r.failed.end(), [](const FailedTest& a, const FailedTest& b) {
+    return group_rank(a.name) < group_rank(b.name);
+  });
+  std::stable_sort(r.failed_groups.begin(), r.failed_groups.end(),
+                   [](const std::string& a, const std::string& b) { return group_rank(a) < group_rank(b); });
 }
 
 void score(ChapterResult& r) {
@@ -313,7 +348,47 @@ class Grader {
       r.detail = fmt::format("unreadable test report {}: {}", report, e.what());
       return;
     }
+    if (opt_.sanitize && r.tests_total > 0 && r.tests_passed == r.tests_total) sanitize(spec, exe, r);
+    sort_failures(r);
     score(r);
+  }
+
+  // Runs kSanitizedTests under each compute-sanitizer tool; a finding fails
+  // the chapter's correctness, with the tool's first lines as the reason.
+  void sanitize(const workbook::ChapterSpec& spec, const std::string& exe, ChapterResult& r) {
+    const std::string tool_path = find_sanitizer();
+    if (tool_path.empty()) return;
+    for (const char* tool : kSanitizerTools) {
+      const std::string tool_log = log(spec.slug + "." + tool + ".log");
+      const auto t = grader::run_process(
+          {tool_path, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundError),
+           "--print-limit", "4", exe, std::string("--gtest_filter=") + kSanitizedTests},
+          tool_log, 4.0 * (opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s),
+          {{"WORKBOOK_SEED", std::to_string(opt_.seed)}, {"WORKBOOK_SUBJECT", "learner"}});
+      if (t.exit_code == 0) continue;
+      std::string findings;
+      std::ifstream in(tool_log);
+      int kept = 0;
+      for (std::string line; std::getline(in, line) && kept < 10;) {
+        if (line.rfind("=========", 0) == 0 && line.size() > 10) {
+          findings += line + "\n";
+          ++kept;
+        }
+      }
+      const std::string what = t.timed_out ? "timed out under compute-sanitizer " + std::string(tool)
+                                           : "compute-sanitizer " + std::string(tool) + " reports errors";
+      r.failed.push_back({std::string("Sanitizer.") + tool,
+                          fmt::format("{} on tests {} (log: {})\n{}", what, kSanitizedTests, tool_log, findings)});
+      r.failed_groups.push_back("Sanitizer");
+      ++r.tests_total;  // the sanitizer run counts as one more correctness test
+      r.detail = what + (std::string(tool) == "racecheck"
+                             ? ": a shared-memory data race (threads of one warp are not in lockstep on "
+                               "Volta and later: order their accesses with __syncwarp())"
+                             : std::string(tool) == "synccheck"
+                                   ? ": a barrier that not every thread of the block (or warp) reaches"
+                                   : ": an out-of-bounds or misaligned memory access");
+      return;
+    }
   }
 
   static std::string gbps(const std::optional<double>& v) {
@@ -453,6 +528,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "seed for the random inputs (default: fresh each run)");
   app.add_option("--build-timeout", opt.build_timeout_s, "seconds allowed to build one chapter")
       ->capture_default_str();
+  app.add_flag("!--no-sanitize", opt.sanitize,
+               "skip the compute-sanitizer runs (memcheck, racecheck, synccheck) on two small tests");
   app.add_option("--timeout", opt.timeout_s,
                  "seconds allowed for one chapter's tests (default: the manifest's, per chapter)");
   CLI11_PARSE(app, argc, argv);

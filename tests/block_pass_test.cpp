@@ -17,6 +17,17 @@
 #include "workbook/timing.hpp"
 #include "workbook/verify.hpp"
 
+//! Fails the current test with `context` and the harness's explanation, and
+//! returns from the enclosing void function, when there is anything to explain.
+#define WORKBOOK_FAIL_ON(explanation, context)                  \
+  do {                                                          \
+    const std::string why_ = (explanation);                     \
+    if (!why_.empty()) {                                        \
+      ADD_FAILURE() << (context) << ":\n" << why_;             \
+      return;                                                   \
+    }                                                           \
+  } while (0)
+
 namespace workbook::test {
 namespace {
 
@@ -78,9 +89,9 @@ void expect_exact(std::size_t n, std::size_t offset) {
   for (std::size_t k = 0; k < plan.positions.size(); ++k) marks.emplace_back(plan.positions[k], plan.value(k));
   input.upload_sparse(marks, stream());
   const Pass pass = run_block_pass(subject(), input);
-  ASSERT_EQ(pass.problems, "") << where(n, offset);
-  const std::string wrong = explain_exact_partials(plan, pass.partials);
-  EXPECT_EQ(wrong, "") << where(n, offset) << ": " << pass.partials.size() << " partials";
+  WORKBOOK_FAIL_ON(pass.problems, where(n, offset));
+  WORKBOOK_FAIL_ON(explain_exact_partials(plan, pass.partials),
+                   fmt::format("{}, {} partials", where(n, offset), pass.partials.size()));
 }
 
 //! Random inputs are shared between tests of one size (generating 2^27 floats takes a moment).
@@ -103,8 +114,8 @@ const RandomCase& random_case(std::size_t n) {
 //! Checks a pass over random data: finite partials, sum within tolerance.
 void expect_random_sum_ok(const RandomCase& rc, const Pass& pass) {
   const std::size_t n = rc.input.size();
-  ASSERT_EQ(pass.problems, "") << where(n);
-  ASSERT_EQ(explain_non_finite(pass.partials), "") << where(n);
+  WORKBOOK_FAIL_ON(pass.problems, where(n));
+  WORKBOOK_FAIL_ON(explain_non_finite(pass.partials), where(n));
   const double got = sum_in_double(pass.partials);
   EXPECT_TRUE(rc.check.passes(got)) << where(n) << ": the partials sum to " << rc.check.describe(got)
                                     << "\n(tolerance: worst-case float rounding bound; the exact "
@@ -124,8 +135,7 @@ const std::vector<std::size_t> kSizes = {1,    2,    31,   32,          33,     
 TEST(Empty, ReturnsNoPartials) {
   GuardedInput input(0, 0);
   input.upload({}, stream());
-  const Pass pass = run_block_pass(subject(), input);
-  EXPECT_EQ(pass.problems, "") << where(0);
+  WORKBOOK_FAIL_ON(run_block_pass(subject(), input).problems, where(0));
 }
 
 class ExactSums : public ::testing::TestWithParam<std::size_t> {};
@@ -167,22 +177,22 @@ TEST(Repeatable, SameInputSamePartials) {
   const RandomCase& rc = random_case((1u << 20) + 1);
   const Pass first = run_block_pass(subject(), rc.input);
   const Pass second = run_block_pass(subject(), rc.input);
-  ASSERT_EQ(first.problems + second.problems, "") << where(rc.input.size());
-  ASSERT_EQ(first.partials.size(), second.partials.size()) << where(rc.input.size());
+  const std::size_t n = rc.input.size();
+  WORKBOOK_FAIL_ON(first.problems + second.problems, where(n));
+  WORKBOOK_FAIL_ON(explain_non_finite(first.partials), where(n));
+  ASSERT_EQ(first.partials.size(), second.partials.size()) << where(n);
   for (std::size_t j = 0; j < first.partials.size(); ++j) {
-    ASSERT_TRUE(first.partials[j] == second.partials[j] ||
-                (std::isnan(first.partials[j]) && std::isnan(second.partials[j])))
-        << where(rc.input.size()) << ": partial " << j << " was " << first.partials[j]
-        << " in the first run and " << second.partials[j] << " in the second";
+    ASSERT_EQ(first.partials[j], second.partials[j])
+        << where(n) << ": partial " << j << " differs between two runs on the same input";
   }
 }
 
 TEST(Bandwidth, KeepsUpWithReference) {
   const RandomCase& rc = random_case(kTimedSize);
-  {
-    SCOPED_TRACE("not timed: the result at this size must be right first");
-    expect_random_sum_ok(rc, run_block_pass(subject(), rc.input));
-    if (HasFailure()) return;
+  expect_random_sum_ok(rc, run_block_pass(subject(), rc.input));
+  if (HasFailure()) {
+    ADD_FAILURE() << "not timed: the result at n = 2^27 must be right first";
+    return;
   }
   const std::size_t n = rc.input.size();
   GuardedOutput mine(capacity_for(n)), theirs(capacity_for(n));

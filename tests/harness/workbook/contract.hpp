@@ -20,8 +20,11 @@ using BlockPassFn = std::size_t (*)(const float* in, std::size_t n, float* parti
 
 //! A full reduction: write the sum of `in[0, n)` to `*out` (device memory).
 //!
-//! `workspace` is device memory of `workspace_bytes(n)` bytes that the call may
-//! use as it likes; it is not zeroed between calls. `n == 0` writes 0.
+//! `workspace` is device memory of `workspace_bytes(n)` bytes, zero-filled by
+//! the caller before its first use and then reused across calls: a chapter
+//! that keeps state there (a counter) must leave it zero when the call ends.
+//! Everything is asynchronous on `stream` unless the chapter's idea needs the
+//! host (host finish). `n == 0` writes 0.
 using FullReduceFn = void (*)(const float* in, std::size_t n, float* out, void* workspace,
                               cudaStream_t stream);
 using WorkspaceBytesFn = std::size_t (*)(std::size_t n);

@@ -102,10 +102,7 @@ std::string explain_exact_partials(const ExactPlan& plan, const std::vector<floa
     const float v = partials[j];
     const bool whole = std::isfinite(v) && v >= 0.0f && v < 16777216.0f && v == std::floor(v);
     if (!whole) {
-      add_line(out, lines,
-               fmt::format("partial {} is {}; a partial of this input must be a whole number "
-                           "in [0, 2^24), the sum of some marked elements",
-                           j, describe_value(v)));
+      add_line(out, lines, fmt::format("partial {} is {}", j, describe_value(v)));
       continue;
     }
     for (std::size_t k : decode(static_cast<std::uint32_t>(v), count)) owners[k].push_back(j);
@@ -114,7 +111,10 @@ std::string explain_exact_partials(const ExactPlan& plan, const std::vector<floa
                                        j, v));
     }
   }
-  if (!out.empty()) return out;
+  if (!out.empty()) {
+    return out + "(on this input every partial is a whole number in [0, 2^24): the sum of the "
+                 "marked elements its block holds)\n";
+  }
   for (std::size_t k = 0; k < count; ++k) {
     const auto it = owners.find(k);
     const std::size_t where = plan.positions[k];
