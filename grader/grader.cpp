@@ -40,8 +40,9 @@ constexpr const char* kSanitizedTests = "*ExactSums*n_1000:*MisalignedInput*offs
 constexpr const char* kSanitizerTools[] = {"memcheck", "racecheck", "synccheck"};
 
 // The order failures are listed in: smallest, most telling first.
-constexpr const char* kGroupOrder[] = {"Empty",    "ExactSums",  "RandomSums", "MisalignedInput",
-                                       "HugeInput", "Repeatable", "Sanitizer",  "Bandwidth"};
+constexpr const char* kGroupOrder[] = {"Empty",      "ExactSums", "RandomSums", "MisalignedInput",
+                                       "HugeInput",  "Repeatable", "Workspace", "Streams",
+                                       "Sanitizer",  "Bandwidth"};
 
 int group_rank(const std::string& name) {
   const std::string group = name.substr(0, name.find('.'));

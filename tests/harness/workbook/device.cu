@@ -150,28 +150,56 @@ std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t strea
   return host;
 }
 
-std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
+std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
+                           cudaStream_t stream) {
+  if (from >= to) return to;
   DeviceBuffer<unsigned long long> first(1);
-  const unsigned long long none = base_.size();
+  const unsigned long long none = to;
   WORKBOOK_CUDA_CHECK(
       cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  const std::size_t span = base_.size() - std::min(from, base_.size());
-  first_mismatch_kernel<<<blocks_for(span), kThreads, 0, stream>>>(
-      reinterpret_cast<const std::uint32_t*>(base_.data()), from, base_.size(), kPoisonBits,
-      first.data());
+  first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream>>>(
+      static_cast<const std::uint32_t*>(data), from, to, bits, first.data());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   unsigned long long host = none;
   WORKBOOK_CUDA_CHECK(
       cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (host == none) return "";
-  if (host >= capacity_) {
+  return static_cast<std::size_t>(host);
+}
+
+std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
+  const std::size_t first = first_mismatch(base_.data(), from, base_.size(), kPoisonBits, stream);
+  if (first == base_.size()) return "";
+  if (first >= capacity_) {
     return fmt::format("output element {} was written: that is past the end of the {} the "
-                       "harness provided (an out-of-bounds write)",
-                       host, capacity_);
+                       "harness provided (an out-of-bounds write)\n",
+                       first, capacity_);
   }
-  return fmt::format("output element {} was written, but the launcher said it wrote only {}",
-                     host, from);
+  return fmt::format("output element {} was written, but the launcher said it wrote only {}\n",
+                     first, from);
+}
+
+GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
+    : bytes_(bytes), words_((bytes + 3) / 4), base_(words_ + 2 * kGuardWords) {
+  fill_words(base_.data(), kPoisonBits, base_.size(), nullptr);
+  if (words_) WORKBOOK_CUDA_CHECK(cudaMemset(data(), 0, words_ * sizeof(std::uint32_t)));
+  WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::string GuardedWorkspace::explain_overrun(cudaStream_t stream) const {
+  const std::size_t before = first_mismatch(base_.data(), 0, kGuardWords, kPoisonBits, stream);
+  if (before != kGuardWords) {
+    return fmt::format("the workspace was written {} bytes before its start\n",
+                       (kGuardWords - before) * 4);
+  }
+  const std::size_t end = kGuardWords + words_;
+  const std::size_t after = first_mismatch(base_.data(), end, base_.size(), kPoisonBits, stream);
+  if (after != base_.size()) {
+    return fmt::format("the workspace was written at byte {}, but workspace_bytes(n) asked for "
+                       "only {} bytes\n",
+                       (after - kGuardWords) * 4, bytes_);
+  }
+  return "";
 }
 
 }  // namespace workbook

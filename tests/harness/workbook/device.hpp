@@ -67,6 +67,10 @@ void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t s
 //! probability).
 std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream);
 
+//! The first word in [from, to) of `data` that is not `bits`, or `to` if none.
+std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
+                           cudaStream_t stream);
+
 //! A read-only input of n floats placed `offset` floats past a 16-byte
 //! boundary (offset 1..3 misaligns it), with a NaN slack before and after
 //! it: a kernel that adds anything outside in[0, n) gets a NaN.
@@ -105,6 +109,22 @@ class GuardedOutput {
  private:
   std::size_t capacity_;
   DeviceBuffer<float> base_;
+};
+
+//! A full chapter's workspace of `bytes`, zero-filled once, between two
+//! poisoned guard bands that must survive every call.
+class GuardedWorkspace {
+ public:
+  static constexpr std::size_t kGuardWords = 4096;  // 16 KB on each side
+  explicit GuardedWorkspace(std::size_t bytes);
+  void* data() const { return base_.data() + kGuardWords; }
+  std::size_t bytes() const { return bytes_; }
+  //! "" if both guard bands are intact, else where the overrun is.
+  std::string explain_overrun(cudaStream_t stream) const;
+
+ private:
+  std::size_t bytes_, words_;  // words_: the workspace in 4-byte words, rounded up
+  DeviceBuffer<std::uint32_t> base_;
 };
 
 }  // namespace workbook

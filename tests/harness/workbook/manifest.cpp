@@ -31,6 +31,8 @@ Manifest load_manifest(const std::string& path) {
       spec.performance_points = c.at("points").at("performance").get<int>();
       spec.bandwidth_fraction = c.at("bandwidth_fraction").get<double>();
       spec.timeout_s = c.at("timeout_s").get<int>();
+      spec.deterministic = c.value("deterministic", true);
+      spec.requires_features = c.value("requires", std::vector<std::string>{});
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
       if (spec.kind != "block_pass" && spec.kind != "full") {
         throw std::runtime_error(fmt::format("chapter {}: kind must be block_pass or full", spec.slug));

@@ -18,6 +18,10 @@ struct ChapterSpec {
   //! side by side in one process.
   double bandwidth_fraction = 0;
   int timeout_s = 0;  // for the chapter's whole test process
+  //! Same input, same bits, every run (false where atomics order the adds).
+  bool deterministic = true;
+  //! Device features the chapter needs, e.g. "cooperative_launch".
+  std::vector<std::string> requires_features;
   std::map<std::string, std::string> hints;  // test suite -> hint
 };
 

@@ -1,0 +1,349 @@
+// The tests of one chapter, block pass (V0-V7) or full reduction (08-12).
+//
+// A block pass writes one partial per block; the harness checks every partial
+// and finishes the sum itself in double precision. A full reduction writes the
+// final float; the harness checks it, its workspace's guard bands, repeated
+// calls and concurrent calls. Either way the input must stay unchanged and
+// nothing may be written outside the outputs.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "chapter_env.hpp"
+#include "workbook/device.hpp"
+#include "workbook/inputs.hpp"
+#include "workbook/timing.hpp"
+#include "workbook/verify.hpp"
+
+//! Fails the current test with `context` and the harness's explanation, and
+//! returns from the enclosing void function, when there is anything to explain.
+#define WORKBOOK_FAIL_ON(explanation, context)      \
+  do {                                              \
+    const std::string why_ = (explanation);         \
+    if (!why_.empty()) {                            \
+      ADD_FAILURE() << (context) << ":\n" << why_;  \
+      return;                                       \
+    }                                               \
+  } while (0)
+
+namespace workbook::test {
+namespace {
+
+constexpr std::size_t kTimedSize = std::size_t(1) << 27;  // 512 MB: 8x the H200's L2
+
+bool is_full() { return subject().kind == ChapterKind::full; }
+
+std::string error_text(cudaError_t err) {
+  return fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+//! What one call of a chapter produced, and everything the harness saw go wrong.
+struct Outcome {
+  std::vector<float> partials;  // block pass: what the launcher wrote
+  float total = 0;              // full reduction: *out
+  std::string problems;
+  //! The sum the harness sees: the partials added in double, or *out.
+  double sum() const { return partials.empty() ? total : sum_in_double(partials); }
+};
+
+//! The buffers one implementation needs for inputs of up to n elements: room
+//! for partials (block pass) or *out and a workspace (full), all guarded.
+class Runner {
+ public:
+  Runner(const Entry& entry, std::size_t n)
+      : entry_(entry),
+        out_(entry.kind == ChapterKind::full ? 1 : std::max<std::size_t>((n + 31) / 32, 65536)),
+        workspace_(entry.kind == ChapterKind::full ? entry.workspace_bytes(n) : 0) {}
+
+  //! Enqueues one call on `s`; for timing.
+  void enqueue(const float* in, std::size_t n, cudaStream_t s) {
+    if (entry_.kind == ChapterKind::full) {
+      entry_.reduce(in, n, out_.data(), workspace_.data(), s);
+    } else {
+      count_ = entry_.block_pass(in, n, out_.data(), out_.capacity(), s);
+    }
+  }
+
+  //! Poisons the outputs, then enqueues one call (no waiting).
+  void start(const GuardedInput& input, cudaStream_t s) {
+    out_.poison(s);
+    fingerprint_ = input.fingerprint(s);
+    enqueue(input.data(), input.size(), s);
+    launch_error_ = cudaGetLastError();
+  }
+
+  //! Waits for the call and checks everything the harness can see.
+  Outcome finish(const GuardedInput& input, cudaStream_t s) {
+    Outcome o;
+    if (launch_error_ != cudaSuccess) o.problems += "the launch failed: " + error_text(launch_error_) + "\n";
+    if (const cudaError_t err = cudaStreamSynchronize(s); err != cudaSuccess) {
+      o.problems += "the kernel failed while running: " + error_text(err) + "\n";
+      return o;  // a sticky error: the context guard ends the process after this test
+    }
+    const std::size_t n = input.size();
+    std::size_t written = 1;
+    if (entry_.kind == ChapterKind::full) {
+      o.total = out_.download(1, s)[0];
+      o.problems += workspace_.explain_overrun(s);
+    } else {
+      if (count_ > out_.capacity()) {
+        o.problems += fmt::format("the launcher returned {} partials; the harness provides room for {}\n",
+                                  count_, out_.capacity());
+        return o;
+      }
+      if (n > 0 && count_ == 0) o.problems += fmt::format("the launcher returned 0 partials for n = {}\n", n);
+      if (n == 0 && count_ != 0) o.problems += fmt::format("for n = 0 the launcher must return 0, not {}\n", count_);
+      o.partials = out_.download(count_, s);
+      written = count_;
+    }
+    o.problems += out_.explain_stray_writes(written, s);
+    if (input.fingerprint(s) != fingerprint_) {
+      o.problems += "the input (or the memory around it) was modified: the input is const\n";
+    }
+    return o;
+  }
+
+  Outcome run(const GuardedInput& input, cudaStream_t s = stream()) {
+    start(input, s);
+    return finish(input, s);
+  }
+
+ private:
+  const Entry& entry_;
+  GuardedOutput out_;
+  GuardedWorkspace workspace_;
+  std::size_t count_ = 0;
+  std::uint64_t fingerprint_ = 0;
+  cudaError_t launch_error_ = cudaSuccess;
+};
+
+std::string where(std::size_t n, std::size_t offset = 0) {
+  return fmt::format("[{}] n = {}{}, seed {}", subject_name(), n,
+                     offset ? fmt::format(", input offset by {} floats from a 16-byte boundary", offset) : "",
+                     seed());
+}
+
+//! The exact input of n elements at `offset`.
+struct ExactCase {
+  ExactPlan plan;
+  GuardedInput input;
+  ExactCase(std::size_t n, std::size_t offset, std::uint64_t salt = 0)
+      : plan(make_exact_plan(n, seed() + salt)), input(n, offset) {
+    std::vector<std::pair<std::size_t, float>> marks;
+    for (std::size_t k = 0; k < plan.positions.size(); ++k) marks.emplace_back(plan.positions[k], plan.value(k));
+    input.upload_sparse(marks, stream());
+  }
+};
+
+std::string explain_exact(const ExactPlan& plan, const Outcome& o) {
+  return is_full() ? explain_exact_total(plan, o.total) : explain_exact_partials(plan, o.partials);
+}
+
+void expect_exact(std::size_t n, std::size_t offset) {
+  const ExactCase ec(n, offset);
+  Runner runner(subject(), n);
+  const Outcome o = runner.run(ec.input);
+  WORKBOOK_FAIL_ON(o.problems, where(n, offset));
+  WORKBOOK_FAIL_ON(explain_exact(ec.plan, o),
+                   is_full() ? where(n, offset)
+                             : fmt::format("{}, {} partials", where(n, offset), o.partials.size()));
+}
+
+//! Random inputs are shared between tests of one size (generating 2^27 floats takes a moment).
+struct RandomCase {
+  GuardedInput input;
+  SumCheck check;
+};
+
+const RandomCase& random_case(std::size_t n) {
+  static std::map<std::size_t, std::unique_ptr<RandomCase>> cache;
+  auto& slot = cache[n];
+  if (!slot) {
+    const std::vector<float> host = random_input(n, seed() + n);
+    slot.reset(new RandomCase{GuardedInput(n, 0), reference_sum(host.data(), n)});
+    slot->input.upload(host, stream());
+  }
+  return *slot;
+}
+
+void expect_random_sum_ok(const RandomCase& rc, const Outcome& o) {
+  const std::size_t n = rc.input.size();
+  WORKBOOK_FAIL_ON(o.problems, where(n));
+  WORKBOOK_FAIL_ON(explain_non_finite(is_full() ? std::vector<float>{o.total} : o.partials), where(n));
+  EXPECT_TRUE(rc.check.passes(o.sum()))
+      << where(n) << ": the sum is " << rc.check.describe(o.sum())
+      << "\n(tolerance: a worst-case float rounding bound; the exact test of this size names "
+         "missing elements)";
+}
+
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  return fmt::format("n_{}", info.param);
+}
+
+const std::vector<std::size_t> kSizes = {1,    2,    31,   32,   33,   255,  256,
+                                         257,  511,  512,  513,  1000, 4099, (1u << 20) - 1,
+                                         1u << 20, (1u << 20) + 1, kTimedSize};
+
+// Runs before every test: a chapter that needs a device feature this GPU lacks skips.
+class ChapterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string& feature : spec().requires_features) {
+      if (feature == "cooperative_launch" && !device_info().cooperative_launch) {
+        GTEST_SKIP() << "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+      }
+    }
+  }
+};
+
+template <class Param>
+class ChapterParamTest : public ChapterTest, public ::testing::WithParamInterface<Param> {};
+
+}  // namespace
+
+using Empty = ChapterTest;
+TEST_F(Empty, NothingToAdd) {
+  GuardedInput input(0, 0);
+  input.upload({}, stream());
+  Runner runner(subject(), 0);
+  const Outcome o = runner.run(input);
+  WORKBOOK_FAIL_ON(o.problems, where(0));
+  if (is_full()) EXPECT_EQ(o.total, 0.0f) << where(0) << ": the sum of nothing is 0";
+}
+
+using ExactSums = ChapterParamTest<std::size_t>;
+TEST_P(ExactSums, EveryElementCountedOnce) { expect_exact(GetParam(), 0); }
+INSTANTIATE_TEST_SUITE_P(Sizes, ExactSums, ::testing::ValuesIn(kSizes), size_name);
+
+using RandomSums = ChapterParamTest<std::size_t>;
+TEST_P(RandomSums, MatchDoubleReference) {
+  const RandomCase& rc = random_case(GetParam());
+  Runner runner(subject(), GetParam());
+  expect_random_sum_ok(rc, runner.run(rc.input));
+}
+INSTANTIATE_TEST_SUITE_P(Sizes, RandomSums, ::testing::ValuesIn(kSizes), size_name);
+
+using MisalignedInput = ChapterParamTest<std::tuple<std::size_t, std::size_t>>;
+TEST_P(MisalignedInput, ExactSums) { expect_exact(std::get<1>(GetParam()), std::get<0>(GetParam())); }
+INSTANTIATE_TEST_SUITE_P(Offsets, MisalignedInput,
+                         ::testing::Combine(::testing::Values(1, 2, 3),
+                                            ::testing::Values(3, 5, 1003, (1u << 20) + 3)),
+                         [](const auto& info) {
+                           return fmt::format("offset_{}_n_{}", std::get<0>(info.param),
+                                              std::get<1>(info.param));
+                         });
+
+using HugeInput = ChapterTest;
+TEST_F(HugeInput, MoreThan2To31Elements) {
+  const std::size_t n = (std::size_t(1) << 31) + (std::size_t(1) << 20) + 5;
+  const std::size_t need = (n + 2 * GuardedInput::kSlack) * sizeof(float) + (n / 32 + 65536) * sizeof(float);
+  const DeviceInfo info = device_info();
+  if (info.free_bytes < need + (std::size_t(1) << 30)) {
+    GTEST_SKIP() << fmt::format("needs {:.1f} GiB of free device memory, {:.1f} GiB is free",
+                                need / 1073741824.0, info.free_bytes / 1073741824.0);
+  }
+  expect_exact(n, 0);
+}
+
+using Repeatable = ChapterTest;
+TEST_F(Repeatable, SameInputSameResult) {
+  const RandomCase& rc = random_case((1u << 20) + 1);
+  const std::size_t n = rc.input.size();
+  Runner runner(subject(), n);
+  const Outcome first = runner.run(rc.input);
+  WORKBOOK_FAIL_ON(first.problems, where(n));
+  expect_random_sum_ok(rc, first);
+  for (int run = 2; run <= 10; ++run) {
+    const Outcome again = runner.run(rc.input);
+    WORKBOOK_FAIL_ON(again.problems, fmt::format("{}, run {}", where(n), run));
+    if (!spec().deterministic) {
+      expect_random_sum_ok(rc, again);  // atomics: any order, within tolerance
+      continue;
+    }
+    ASSERT_EQ(first.partials.size(), again.partials.size()) << where(n);
+    for (std::size_t j = 0; j < first.partials.size(); ++j) {
+      ASSERT_EQ(first.partials[j], again.partials[j])
+          << where(n) << ": partial " << j << " differs between run 1 and run " << run;
+    }
+    std::uint32_t a, b;
+    std::memcpy(&a, &first.total, 4);
+    std::memcpy(&b, &again.total, 4);
+    ASSERT_EQ(a, b) << where(n) << ": the sum is " << first.total << " in run 1 and " << again.total
+                    << " in run " << run << "; this chapter's strategy is deterministic";
+  }
+}
+
+using Workspace = ChapterTest;
+TEST_F(Workspace, ManyCallsOnOneWorkspace) {
+  if (!is_full()) GTEST_SKIP() << "a block pass has no workspace";
+  // One workspace sized for the largest n, reused for calls of every size:
+  // state left behind by one call (a counter not reset) breaks the next.
+  const std::size_t largest = (1u << 20) + 1;
+  Runner runner(subject(), largest);
+  std::uint64_t salt = 0;
+  for (std::size_t n : {largest, std::size_t(1000), std::size_t(1), largest, std::size_t(70000)}) {
+    const ExactCase ec(n, 0, ++salt);
+    const Outcome o = runner.run(ec.input);
+    WORKBOOK_FAIL_ON(o.problems, fmt::format("{}, call {} on one workspace", where(n), salt));
+    WORKBOOK_FAIL_ON(explain_exact_total(ec.plan, o.total),
+                     fmt::format("{}, call {} on one workspace", where(n), salt));
+  }
+}
+
+using Streams = ChapterTest;
+TEST_F(Streams, TwoConcurrentCalls) {
+  if (!is_full()) GTEST_SKIP() << "block passes are tested one at a time";
+  cudaStream_t other;
+  WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  const std::size_t n = (1u << 22) + 3;
+  const ExactCase a(n, 0, 101), b(n, 1, 202);
+  Runner ra(subject(), n), rb(subject(), n);
+  ra.start(a.input, stream());
+  rb.start(b.input, other);
+  const Outcome oa = ra.finish(a.input, stream()), ob = rb.finish(b.input, other);
+  WORKBOOK_CUDA_CHECK(cudaStreamDestroy(other));
+  WORKBOOK_FAIL_ON(oa.problems + ob.problems, where(n) + ", two streams");
+  WORKBOOK_FAIL_ON(explain_exact_total(a.plan, oa.total), where(n) + ", first stream");
+  WORKBOOK_FAIL_ON(explain_exact_total(b.plan, ob.total), where(n) + ", second stream");
+}
+
+using Bandwidth = ChapterTest;
+TEST_F(Bandwidth, KeepsUpWithReference) {
+  const RandomCase& rc = random_case(kTimedSize);
+  const std::size_t n = rc.input.size();
+  Runner mine(subject(), n), theirs(reference(), n);
+  expect_random_sum_ok(rc, mine.run(rc.input));
+  if (HasFailure()) {
+    ADD_FAILURE() << "not timed: the result at n = 2^27 must be right first";
+    return;
+  }
+  const auto [t_subject, t_reference] =
+      time_interleaved([&] { mine.enqueue(rc.input.data(), n, stream()); },
+                       [&] { theirs.enqueue(rc.input.data(), n, stream()); }, stream());
+  const std::size_t bytes = n * sizeof(float);
+  const double ceiling = streaming_read_gbps(rc.input.data(), n, stream());
+  const double gbps = t_subject.gbps(bytes), ref = t_reference.gbps(bytes);
+  const double ratio = gbps / ref, required = spec().bandwidth_fraction;
+  RecordProperty("subject_gbps", fmt::format("{:.1f}", gbps));
+  RecordProperty("reference_gbps", fmt::format("{:.1f}", ref));
+  RecordProperty("ceiling_gbps", fmt::format("{:.1f}", ceiling));
+  RecordProperty("required_fraction", fmt::format("{:.2f}", required));
+  fmt::print("[bandwidth] n = 2^27: {} {:.0f} GB/s ({:.1f}% of the {:.0f} GB/s streaming-read "
+             "ceiling), reference {:.0f} GB/s ({:.1f}%); ratio {:.2f}, required {:.2f}\n",
+             subject_name(), gbps, 100 * gbps / ceiling, ceiling, ref, 100 * ref / ceiling, ratio,
+             required);
+  EXPECT_GE(ratio, required) << fmt::format(
+      "{} reaches {:.0f} GB/s, {:.0f}% of the reference's {:.0f} GB/s timed beside it; this "
+      "chapter asks for {:.0f}%",
+      subject_name(), gbps, 100 * ratio, ref, 100 * required);
+}
+
+}  // namespace workbook::test
