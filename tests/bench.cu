@@ -1,11 +1,19 @@
 // The ladder benchmark: every reference chapter, the streaming-read ceiling
 // and cub::DeviceReduce::Sum, measured in one process on the same data.
 //
-//   workbook_bench [results-dir]     writes ladder.csv and device.json there
+//   workbook_bench [results-dir]     writes ladder.csv, sweep.csv and device.json there
 //
-// Bytes = n x 4 read; GB/s = bytes / median time of 30 CUDA-event timings
-// after 3 warm-ups; n = 2^27 floats (512 MB, over 8x the H200's L2).
+// The ladder (block passes V0-V7 and CUB at n = 2^27): bytes = n x 4 read;
+// GB/s = bytes / median time of 30 CUDA-event timings after 3 warm-ups;
+// 2^27 floats = 512 MB, over 8x the H200's L2.
+// The sweep (whole reductions 08-12 and CUB, n = 2^10 .. 2^30): microseconds
+// per call, timed back to back: 20 calls between one pair of events, divided
+// by 20, median of 15 such timings (a single call between its own events
+// would add the events' own cost, which dominates below 2^22).
+#include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -88,6 +96,77 @@ int main(int argc, char** argv) {
   if (!check.passes(cub_total)) fmt::print(stderr, "cub: wrong sum, {}\n", check.describe(cub_total));
   rows.push_back({"cub", "CUB", "cub::DeviceReduce::Sum (whole reduction)", n,
                   time_on_stream(cub_sum, stream).gbps(bytes)});
+
+  // The sweep: whole reductions against CUB, one input of 2^30 floats whose
+  // prefixes are the inputs of each size.
+  const std::size_t big = std::size_t(1) << 30;
+  std::vector<float> big_host = random_input(big, 7);
+  GuardedInput big_input(big, 0);
+  big_input.upload(big_host, stream);
+  std::vector<std::pair<std::size_t, SumCheck>> sizes;
+  {
+    SumCheck running;
+    std::size_t next = 1024;
+    for (std::size_t i = 0; i < big; ++i) {
+      running.reference += big_host[i];
+      running.sum_abs += std::fabs(big_host[i]);
+      if (i + 1 == next) {
+        SumCheck c = running;
+        c.tolerance = sum_tolerance(next, c.sum_abs);
+        sizes.emplace_back(next, c);
+        next *= 4;
+      }
+    }
+  }
+  big_host.clear();
+  big_host.shrink_to_fit();
+  constexpr int kBackToBack = 20;
+  struct Strategy {
+    std::string name;
+    std::function<void(std::size_t)> call;  // enqueue one whole reduction of the first n
+  };
+  std::vector<Strategy> strategies;
+  std::vector<std::unique_ptr<DeviceBuffer<unsigned char>>> workspaces;
+  for (const Entry& e : all_entries()) {
+    if (std::string(e.subject) != "reference" || e.kind != ChapterKind::full) continue;
+    workspaces.push_back(std::make_unique<DeviceBuffer<unsigned char>>(std::max<std::size_t>(e.workspace_bytes(big), 1)));
+    WORKBOOK_CUDA_CHECK(cudaMemset(workspaces.back()->data(), 0, workspaces.back()->size()));
+    void* ws = workspaces.back()->data();
+    strategies.push_back({e.chapter, [&, e, ws](std::size_t m) { e.reduce(big_input.data(), m, total.data(), ws, stream); }});
+  }
+  std::size_t big_temp_bytes = 0;
+  WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, big_temp_bytes, big_input.data(), total.data(), big, stream));
+  DeviceBuffer<unsigned char> big_temp(big_temp_bytes);
+  strategies.push_back({"cub", [&](std::size_t m) {
+    std::size_t bytes_needed = big_temp_bytes;
+    WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
+  }});
+  std::ofstream sweep(out_dir + "/sweep.csv");
+  sweep << "strategy,n,us_per_call,gbps\n";
+  fmt::print("\nwhole reductions, microseconds per call (back to back)\n{:>12}", "n");
+  for (const Strategy& st : strategies) fmt::print(" {:>15}", st.name);
+  fmt::print("\n");
+  for (const auto& size : sizes) {
+    const std::size_t m = size.first;
+    const SumCheck& check = size.second;
+    fmt::print("{:>12}", fmt::format("2^{}", int(std::log2(double(m)))));
+    for (const Strategy& st : strategies) {
+      st.call(m);
+      float got = 0;
+      WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
+      WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (!check.passes(got)) {
+        fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", st.name, m, check.describe(got));
+        return 1;
+      }
+      const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBack; ++k) st.call(m); }, stream, 2, 15);
+      const double us = 1000.0 * t.median_ms() / kBackToBack;
+      const double gbps = m * sizeof(float) / (us * 1e3);
+      fmt::print(" {:>15.2f}", us);
+      sweep << fmt::format("{},{},{:.3f},{:.1f}\n", st.name, m, us, gbps);
+    }
+    fmt::print("\n");
+  }
 
   char date[16];
   const std::time_t now = std::time(nullptr);

@@ -1,4 +1,7 @@
-// A deliberately faulty submission, for testing the grader: __syncthreads() inside a branch that only some threads take.
+// A deliberately faulty submission, for testing the grader: a __syncthreads() that only warp 0
+// reaches, while the other warps wait for warp 0: a deadlock. (The classic mistake of a
+// __syncthreads() inside `if (tid < s)` computes right answers on an H200 and is not flagged by
+// compute-sanitizer synccheck there; it only runs slowly.)
 #include "workbook/chapter.cuh"
 
 #include <cstddef>
@@ -12,9 +15,17 @@ __global__ void reduce(const float* in, std::size_t n, float* partials) {
   smem[tid] = i < n ? in[i] : 0.0f;
   __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (tid < s) {
-      smem[tid] += smem[tid + s];
-      __syncthreads();
+    if (tid < s) smem[tid] += smem[tid + s];
+    __syncthreads();
+  }
+  __shared__ volatile int done;
+  if (tid == 0) done = 0;
+  __syncthreads();
+  if (tid < 32) {
+    __syncthreads();  // only warp 0 arrives here ...
+    if (tid == 0) done = 1;
+  } else {
+    while (done == 0) {  // ... while the other warps wait for it
     }
   }
   if (tid == 0) partials[blockIdx.x] = smem[0];
