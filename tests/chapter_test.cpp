@@ -253,9 +253,10 @@ TEST_F(HugeInput, MoreThan2To31Elements) {
   expect_exact(n, 0);
 }
 
-using Repeatable = ChapterTest;
-TEST_F(Repeatable, SameInputSameResult) {
-  const RandomCase& rc = random_case((1u << 20) + 1);
+using Repeatable = ChapterParamTest<std::size_t>;
+TEST_P(Repeatable, SameInputSameResult) {
+  // Ten calls on one input. Each size gives the chapter another grid to choose.
+  const RandomCase& rc = random_case(GetParam());
   const std::size_t n = rc.input.size();
   Runner runner(subject(), n);
   const Outcome first = runner.run(rc.input);
@@ -280,6 +281,10 @@ TEST_F(Repeatable, SameInputSameResult) {
                     << " in run " << run << "; this chapter's strategy is deterministic";
   }
 }
+INSTANTIATE_TEST_SUITE_P(Sizes, Repeatable,
+                         ::testing::Values(std::size_t(4099), std::size_t(1u << 20) + 1,
+                                           std::size_t(1u << 24) + 3),
+                         size_name);
 
 using Workspace = ChapterTest;
 TEST_F(Workspace, ManyCallsOnOneWorkspace) {
