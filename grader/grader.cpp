@@ -66,6 +66,7 @@ struct Options {
   std::string build_dir;
   std::string report;
   std::string gradescope;
+  std::string roster;
   std::uint64_t seed = 0;
   double build_timeout_s = 900;
   int timeout_s = 0;  // 0: each chapter's own limit from the manifest
@@ -484,6 +485,7 @@ class Grader {
                                  : opt_.report;
     std::ofstream(path) << report.dump(2) << "\n";
     fmt::print("\nreport: {}\n", path);
+    if (!opt_.roster.empty()) append_roster(total, max_total);
     if (!opt_.gradescope.empty()) {
       json tests = json::array();
       for (const ChapterResult& r : results_) {
@@ -498,6 +500,23 @@ class Grader {
       std::ofstream(opt_.gradescope) << json{{"score", total}, {"tests", tests}}.dump(2) << "\n";
       fmt::print("gradescope results: {}\n", opt_.gradescope);
     }
+  }
+
+  // One row per graded submission; the header is written when the file is new.
+  void append_roster(double total, int max_total) const {
+    const bool fresh = !fs::exists(opt_.roster) || fs::file_size(opt_.roster) == 0;
+    std::ofstream csv(opt_.roster, std::ios::app);
+    if (fresh) {
+      csv << "submission,date,seed,points,max_points";
+      for (const ChapterResult& r : results_) csv << "," << r.spec->slug;
+      csv << "\n";
+    }
+    std::string name = fs::path(opt_.chapters_dir).parent_path().filename().string();
+    std::replace(name.begin(), name.end(), ',', '_');
+    csv << fmt::format("{},{},{},{:g},{}", name, timestamp(), opt_.seed, total, max_total);
+    for (const ChapterResult& r : results_) csv << fmt::format(",{:g}", r.points);
+    csv << "\n";
+    fmt::print("roster: {}\n", opt_.roster);
   }
 
   static std::string timestamp() {
@@ -522,10 +541,12 @@ int main(int argc, char** argv) {
                "chapter, and reports points per chapter."};
   app.add_option("--chapters", opt.chapters_dir, "the chapters/ tree to grade (a submission)")
       ->capture_default_str();
-  app.add_option("--chapter", opt.only, "grade only this chapter (repeatable), e.g. 03_idle_threads");
+  app.add_option("--chapter", opt.only, "grade only this chapter (repeatable), e.g. 03_idle_threads or 03");
   app.add_option("--build-dir", opt.build_dir, "where to build (default: one folder per tree under the grader's build)");
   app.add_option("--report", opt.report, "where to write the JSON report (default: <build-dir>/report.json)");
   app.add_option("--gradescope", opt.gradescope, "also write Gradescope's results.json here");
+  app.add_option("--roster", opt.roster,
+                 "append one CSV row (submission, points per chapter) to this class roster");
   app.add_option("--seed", opt.seed, "seed for the random inputs (default: fresh each run)");
   app.add_option("--build-timeout", opt.build_timeout_s, "seconds allowed to build one chapter")
       ->capture_default_str();
@@ -545,7 +566,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return 2;
   }
-  for (const std::string& slug : opt.only) {
+  for (std::string& slug : opt.only) {  // "03" is short for "03_idle_threads"
+    for (const workbook::ChapterSpec& c : manifest.chapters) {
+      if (c.slug.rfind(slug + "_", 0) == 0) slug = c.slug;
+    }
     if (!manifest.find(slug)) {
       fmt::print(stderr, "grader: no chapter {} in the manifest\n", slug);
       return 2;
