@@ -14,6 +14,7 @@ namespace {
 // One block of 256 threads reduces 256 elements. The tree needs a power of two.
 constexpr unsigned threads_per_block = 256;
 
+//! [kernel]
 __global__ void reduce_naive(const float* in, std::size_t n, float* partials) {
   // TODO: declare the block's shared array, `extern __shared__ float smem[];` (blockDim.x floats,
   //       sized by the launcher).
@@ -25,7 +26,9 @@ __global__ void reduce_naive(const float* in, std::size_t n, float* partials) {
   //       smem[tid]; then __syncthreads(), outside the `if`, so every thread reaches it.
   // TODO: thread 0 writes smem[0] to partials[blockIdx.x].
 }
+//! [kernel]
 
+//! [launcher]
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {
   (void)capacity;  // ceil(n / 256) blocks never exceed it
@@ -38,6 +41,7 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
                  threads_per_block * sizeof(float), stream>>>(in, n, partials);
   return blocks;
 }
+//! [launcher]
 
 }  // namespace
 

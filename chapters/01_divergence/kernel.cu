@@ -14,6 +14,7 @@ namespace {
 // One block of 256 threads reduces 256 elements. The tree needs a power of two.
 constexpr unsigned threads_per_block = 256;
 
+//! [kernel]
 __global__ void reduce_no_divergence(const float* in, std::size_t n, float* partials) {
   // TODO: load one element per thread into `extern __shared__ float smem[]` exactly as in V0
   //       (std::size_t index, 0.0f past the end), then __syncthreads().
@@ -22,6 +23,7 @@ __global__ void reduce_no_divergence(const float* in, std::size_t n, float* part
   //       Ask yourself: which shared-memory banks do the lanes of one warp touch at s = 16?
   // TODO: thread 0 writes smem[0] to partials[blockIdx.x].
 }
+//! [kernel]
 
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {

@@ -15,6 +15,7 @@ namespace {
 // One block of 256 threads reduces 512 elements. The tree needs a power of two.
 constexpr unsigned threads_per_block = 256;
 
+//! [kernel]
 __global__ void reduce_add_during_load(const float* in, std::size_t n, float* partials) {
   // TODO: the block's slice starts at blockIdx.x * 2 * blockDim.x (as std::size_t). Thread tid
   //       loads i = start + tid and j = i + blockDim.x (both halves stay coalesced), each as
@@ -24,7 +25,9 @@ __global__ void reduce_add_during_load(const float* in, std::size_t n, float* pa
   //       smem[tid + s]; __syncthreads() after each level.
   // TODO: thread 0 writes smem[0] to partials[blockIdx.x].
 }
+//! [kernel]
 
+//! [launcher]
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {
   (void)capacity;  // the number of blocks never exceeds it
@@ -37,6 +40,7 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
                            threads_per_block * sizeof(float), stream>>>(in, n, partials);
   return blocks;
 }
+//! [launcher]
 
 }  // namespace
 

@@ -16,6 +16,7 @@ namespace {
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned elements_per_block = 2 * threads_per_block;
 
+//! [warp_todo]
 // TODO: write `__device__ float warp_reduce_last(float* smem, unsigned tid)`, called by the 32
 //       threads of warp 0, returning the sum of smem[0, 64) in lane 0. Keep the running sum in
 //       a register v: v = smem[tid] + smem[tid + 32]; then for each of 16, 8, 4, 2, 1: write v
@@ -25,7 +26,9 @@ constexpr unsigned elements_per_block = 2 * threads_per_block;
 //       volatile pointer with no __syncwarp(): it assumes the 32 lanes run in lockstep, which
 //       Volta and later GPUs (independent thread scheduling) do not promise, so a lane may read
 //       its partner's slot before the partner has written it. That is a data race.
+//! [warp_todo]
 
+//! [kernel_todo]
 __global__ void reduce_unroll_last_warp(const float* in, std::size_t n, float* partials) {
   // TODO: V3's load: two elements per thread (std::size_t indices, 0.0f when out of range),
   //       their sum in `extern __shared__ float smem[]`, then __syncthreads().
@@ -34,6 +37,7 @@ __global__ void reduce_unroll_last_warp(const float* in, std::size_t n, float* p
   // TODO: if (tid < 32), call warp_reduce_last; thread 0 writes the result to
   //       partials[blockIdx.x].
 }
+//! [kernel_todo]
 
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {

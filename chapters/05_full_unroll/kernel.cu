@@ -15,9 +15,12 @@ namespace {
 // The block size this launcher uses; it must be one the dispatch instantiates.
 constexpr unsigned threads_per_block = 256;
 
+//! [warp_todo]
 // TODO: bring warp_reduce_last over from chapter 04 (register sum, __syncwarp() between each
 //       read and write; not the racy volatile form without __syncwarp()).
+//! [warp_todo]
 
+//! [unroll_todo]
 template <unsigned BlockSize>
 __global__ void __launch_bounds__(BlockSize)
     reduce_full_unroll(const float* in, std::size_t n, float* partials) {
@@ -29,6 +32,7 @@ __global__ void __launch_bounds__(BlockSize)
   //       __syncthreads() is reached by the whole block or by none of it.
   // TODO: if (tid < 32), warp_reduce_last; thread 0 writes partials[blockIdx.x].
 }
+//! [unroll_todo]
 
 // Launches the instantiation for BlockSize: each block covers 2 * BlockSize elements.
 template <unsigned BlockSize>
@@ -41,6 +45,7 @@ std::size_t launch_unrolled(const float* in, std::size_t n, float* partials,
   return blocks;
 }
 
+//! [dispatch_todo]
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {
   (void)capacity;  // ceil(n / 128) blocks or fewer never exceed it
@@ -52,6 +57,7 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
   //       and 64, each case returning launch_unrolled<N>(...); call it with threads_per_block.
   return launch_unrolled<threads_per_block>(in, n, partials, stream);
 }
+//! [dispatch_todo]
 
 }  // namespace
 

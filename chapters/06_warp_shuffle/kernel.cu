@@ -15,9 +15,12 @@ namespace {
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned elements_per_block = 2 * threads_per_block;
 
+//! [warp_todo]
 // TODO: write `__device__ float warp_reduce_sum(float v)`: for offset = 16, 8, 4, 2, 1,
 //       v += __shfl_down_sync(0xffffffffu, v, offset); lane 0 ends with the warp's total.
+//! [warp_todo]
 
+//! [kernel_todo]
 __global__ void __launch_bounds__(threads_per_block)
     reduce_warp_shuffle(const float* in, std::size_t n, float* partials) {
   // TODO: `__shared__ float warp_sums[32];` (one slot per warp, at most 32 warps a block).
@@ -29,6 +32,7 @@ __global__ void __launch_bounds__(threads_per_block)
   // TODO: in warp 0: v = lane < blockDim.x / 32 ? warp_sums[lane] : 0.0f; warp_reduce_sum again;
   //       lane 0 writes partials[blockIdx.x].
 }
+//! [kernel_todo]
 
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {

@@ -12,15 +12,20 @@
 
 namespace {
 
+//! [policy]
 // Policy: block size and loads per thread trade bytes in flight against occupancy; tune both by
 // measuring read bandwidth on a large input.
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned loads_in_flight = 4;  // float4 loads issued per thread before the adds
 static_assert(loads_in_flight >= 1, "every thread keeps at least one load in flight");
+//! [policy]
 
+//! [reduce_todo]
 // TODO: bring the two-level shuffle reduction over from chapter 06 as
 //       `__device__ float block_reduce_sum(float v)` (thread 0 gets the block's sum).
+//! [reduce_todo]
 
+//! [kernel_todo]
 // in[0, head) and in[tail_begin, n) are scalars; body[0, body_vectors) is in[head, tail_begin)
 // seen as float4. Block b writes partials[b].
 __global__ void __launch_bounds__(threads_per_block)
@@ -36,6 +41,7 @@ __global__ void __launch_bounds__(threads_per_block)
   // TODO: v = block_reduce_sum(v), reached by every thread; thread 0 writes partials[blockIdx.x]
   //       (every block writes one, even if it loaded nothing).
 }
+//! [kernel_todo]
 
 std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t capacity,
                    cudaStream_t stream) {
@@ -43,6 +49,7 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
     return 0;
   }
 
+  //! [split_todo]
   // TODO: `in` is only 4-byte aligned. Find the scalar head up to the first 16-byte boundary
   //       ((16 - address % 16) % 16 bytes, at most n elements), the whole float4 vectors after
   //       it, and the scalar tail (0-3 elements) after those; then
@@ -51,7 +58,9 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
   const std::size_t body_vectors = 0;
   const std::size_t tail_begin = 0;
   const auto* body = reinterpret_cast<const float4*>(in + head);
+  //! [split_todo]
 
+  //! [grid_todo]
   // TODO: size the grid so every SM is full and no more: cudaGetDevice, then
   //       cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount) times
   //       cudaOccupancyMaxActiveBlocksPerMultiprocessor(reduce_vectorized, threads_per_block).
@@ -59,6 +68,7 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
   //       at least 1 and at most `capacity`.
   (void)capacity;
   const std::size_t blocks = 1;
+  //! [grid_todo]
 
   reduce_vectorized<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(
       in, n, head, body, body_vectors, tail_begin, partials);

@@ -45,6 +45,7 @@ std::size_t workspace_bytes(std::size_t n) {
   return n == 0 ? 0 : grid_blocks(n) * sizeof(float);
 }
 
+//! [pinned_staging]
 // Pinned host memory shared by all calls: room for the partials and one float for the total.
 // Two calls from different host threads must not use it at the same time.
 struct PinnedStaging {
@@ -53,6 +54,7 @@ struct PinnedStaging {
   std::size_t capacity = 0;  // floats at `partials`
   float* total = nullptr;
 };
+//! [pinned_staging]
 
 void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream) {
   if (n == 0) {
@@ -71,6 +73,7 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   reduce_vectorized<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(
       in, n, head, body, body_vectors, tail_begin, partials);
 
+  //! [host_finish]
   static PinnedStaging staging;
   const std::lock_guard<std::mutex> lock(staging.mutex);
   // TODO: make room: if staging.total is null, cudaMallocHost one float; if staging.capacity <
@@ -84,6 +87,7 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   //       *staging.total.
   // TODO: cudaMemcpyAsync *staging.total to `out` on `stream`, then cudaStreamSynchronize(stream)
   //       so the copy has read the pinned float before another call may overwrite it.
+  //! [host_finish]
   (void)out;
 }
 

@@ -31,6 +31,7 @@ __global__ void __launch_bounds__(threads_per_block)
   // TODO: bring over the body of reduce_vectorized from your chapter 07.
 }
 
+  //! [reduce_partials]
 // Later passes: block b writes dst[b], the sum of the src[j] it visits.
 __global__ void __launch_bounds__(threads_per_block)
     reduce_partials(const float* src, std::size_t count, float* dst) {
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(threads_per_block)
   //       v (src was written by the previous kernel, so __ldg is safe). Every thread always adds
   //       the same values in the same order: that is what makes the sum repeatable.
   // TODO: v = block_reduce_sum(v), reached by every thread; thread 0 writes dst[blockIdx.x].
+  //! [reduce_partials]
 }
 
 // The first pass's grid. workspace_bytes(n) needs it too, so it depends on n alone, not on the
@@ -102,6 +104,7 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   float* const regions[2] = {static_cast<float*>(workspace),
                              static_cast<float*>(workspace) + l.region0_floats};
 
+  //! [pass_loop]
   // Pass 0: the block pass. With a single block its partial is already the sum.
   std::size_t count = first_pass_blocks(n);
   float* dst = (count == 1) ? out : regions[0];
@@ -113,6 +116,7 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   //       is the previous pass's output and dst is *out when blocks == 1, otherwise the region
   //       the previous pass did not write (regions[pass % 2]). Then count = blocks. No host
   //       synchronization: the stream runs the passes in order.
+  //! [pass_loop]
   (void)regions;          // TODO: remove once the loop uses them
   (void)reduce_partials;  // TODO: remove once the loop launches it
 }

@@ -27,8 +27,10 @@ __global__ void __launch_bounds__(threads_per_block)
                   std::size_t body_vectors, std::size_t tail_begin, float* out) {
   // TODO: bring over the body of reduce_vectorized from your chapter 07, up to
   //       v = block_reduce_sum(v).
+  //! [atomic_add]
   // TODO: instead of writing partials[blockIdx.x], thread 0 does atomicAdd(out, v). Do not
   //       zero *out here: blocks that finished first have already added into it.
+  //! [atomic_add]
 }
 
 // The number of blocks for n elements.
@@ -45,12 +47,14 @@ std::size_t grid_blocks(std::size_t n) {
 std::size_t workspace_bytes(std::size_t /*n*/) { return 0; }
 
 void reduce(const float* in, std::size_t n, float* out, void* /*workspace*/, cudaStream_t stream) {
+  //! [zero_first]
   // TODO: zero *out with cudaMemsetAsync(out, 0, sizeof(float), stream) before the launch, on
   //       the same stream so the kernel runs after it. For n == 0 that is the whole answer:
   //       return after it.
   if (n == 0) {
     return;
   }
+  //! [zero_first]
 
   // TODO: split [0, n) into a scalar head, a float4 body and a scalar tail, as in chapter 07.
   const std::size_t head = 0;

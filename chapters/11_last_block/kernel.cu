@@ -21,10 +21,12 @@ static_assert(loads_in_flight >= 1, "every thread keeps at least one load in fli
 // One block's worth of input for one round of loads.
 constexpr std::size_t floats_per_block_round = std::size_t{threads_per_block} * loads_in_flight * 4;
 
+//! [workspace_layout]
 // Workspace: the ticket counter at offset 0, the partials from a 16-byte offset. The counter's
 // place does not depend on n, so a workspace reused for calls with different n never finds a
 // stale partial where it expects a zero counter.
 constexpr std::size_t partials_offset_bytes = 16;
+//! [workspace_layout]
 
 // TODO: bring over warp_reduce_sum and block_reduce_sum from your chapter 07. This kernel calls
 //       block_reduce_sum twice: a __syncthreads() must separate the two calls, so that warp 0
@@ -39,6 +41,7 @@ __global__ void __launch_bounds__(threads_per_block)
                       unsigned* counter, float* out) {
   // TODO: the block pass: bring over the body of reduce_vectorized from your chapter 07, up to
   //       block_sum = block_reduce_sum(v).
+  //! [ticket]
   // TODO: fast path: if gridDim.x == 1, thread 0 writes block_sum to *out, and the block returns.
   // TODO: thread 0: write partials[blockIdx.x] = block_sum; __threadfence() so the partial is
   //       visible to the whole device before the ticket is; ticket = atomicAdd(counter, 1u).
@@ -50,6 +53,7 @@ __global__ void __launch_bounds__(threads_per_block)
   //       t < gridDim.x, in that order (fixed, whichever block is last), reading with __ldcg so
   //       the loads go to L2, not to a stale line in this SM's L1. Then block_reduce_sum; thread
   //       0 writes *out and sets *counter = 0 for the next call.
+  //! [ticket]
 }
 
 // Blocks that fit on the device at once, looked up once per device: the launcher runs on every

@@ -33,23 +33,27 @@ __global__ void __launch_bounds__(threads_per_block)
                      float* out) {
   // TODO: phase 1: bring over the body of reduce_vectorized from your chapter 07 (thread 0
   //       writes partials[blockIdx.x]).
+  //! [grid_barrier]
   // TODO: cg::this_grid().sync(): every block's partial is written and visible before any
   //       thread goes on. It only works in a cooperative launch (see the launcher): in a plain
   //       <<<...>>> launch it is an error or a hang. Then every block but block 0 returns.
   // TODO: phase 2, block 0: thread t adds partials[t], partials[t + threads_per_block], ...
   //       for t < gridDim.x in that order (read them with __ldcg, through L2), then
   //       block_reduce_sum; thread 0 writes *out.
+  //! [grid_barrier]
 }
 
 // The grid for n elements, or 0 if this device cannot run it. workspace_bytes(n) needs it too,
 // so it depends on n alone, not on the alignment of `in`.
 std::size_t grid_blocks(std::size_t n) {
+  //! [grid_cap]
   // TODO: return 0 if cudaDeviceGetAttribute(cudaDevAttrCooperativeLaunch) says the device
   //       cannot launch cooperatively. Otherwise: every block must be resident at once, or the
   //       blocks waiting at grid.sync() hold their SMs while the rest never start: at most SM
   //       count x blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor for
   //       reduce_grid_sync), and no more than one round of loads per thread needs,
   //       ceil(n / (threads_per_block * loads_in_flight * 4)), at least 1.
+  //! [grid_cap]
   (void)n;
   return 1;
 }
@@ -76,12 +80,14 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   const auto* body = reinterpret_cast<const float4*>(in + head);
   auto* partials = static_cast<float*>(workspace);
 
+  //! [cooperative_launch]
   // TODO: replace this plain launch with cudaLaunchCooperativeKernel(kernel, grid, block, args,
   //       0, stream), where args is a void* array of the addresses of variables holding each
   //       argument, in order and of exactly the parameters' types. It refuses a grid that
   //       cannot be resident at once instead of deadlocking. (No -rdc needed since CUDA 11.)
   reduce_grid_sync<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(
       in, n, head, body, body_vectors, tail_begin, partials, out);
+  //! [cooperative_launch]
 }
 
 }  // namespace
