@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Prepares the book's pages for Doxygen.
+
+Replaces the measurement tokens in each chapter's lesson.md with figures from
+the committed results (book/results/*.csv), writes the results page with its
+tables and plots, and the main page with the lessons in chapter order. An
+unknown token is an error: no number in the book is typed by hand.
+
+  render.py --source <repo> --out <dir> [--edition student|instructor]
+"""
+import argparse
+import csv
+import json
+import math
+import pathlib
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+TOKEN = re.compile(r"@@([^@\s]+)@@")
+
+
+def load(results):
+    ladder = {r["chapter"]: r for r in csv.DictReader(open(results / "ladder.csv"))}
+    sweep = list(csv.DictReader(open(results / "sweep.csv")))
+    seed = list(csv.DictReader(open(results / "seed-kernels.csv")))
+    device = json.load(open(results / "device.json"))
+    return ladder, sweep, seed, device
+
+
+def measured_line(device):
+    return (f"{device['gpu']}, driver {device['driver']}, CUDA {device['runtime_cuda']}, "
+            f"measured {device['date']}")
+
+
+def token_values(ladder, sweep, seed, device):
+    values = {"measured": measured_line(device)}
+    for chapter, r in ladder.items():
+        values[f"ladder:{chapter}:gbps"] = f"{float(r['gbps']):.0f}"
+        values[f"ladder:{chapter}:pct"] = f"{float(r['percent_of_ceiling']):.1f}"
+    for r in sweep:
+        values[f"sweep:{r['strategy']}:{r['n']}:us"] = f"{float(r['us_per_call']):.2f}"
+        values[f"sweep:{r['strategy']}:{r['n']}:gbps"] = f"{float(r['gbps']):.0f}"
+    for r in seed:
+        values[f"seed:{r['kernel']}:{r['n']}:gbps"] = r["gbps"]
+    return values
+
+
+def substitute(text, values, where):
+    def one(m):
+        if m.group(1) not in values:
+            sys.exit(f"{where}: unknown measurement token @@{m.group(1)}@@")
+        return values[m.group(1)]
+
+    return TOKEN.sub(one, text)
+
+
+def pow2(n):
+    return f"2^{int(math.log2(int(n)))}"
+
+
+def plots(ladder, sweep, device, images):
+    images.mkdir(parents=True, exist_ok=True)
+    caption = measured_line(device)
+    chapters = [c for c in ladder if c not in ("ceiling",)]
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    gbps = [float(ladder[c]["gbps"]) for c in chapters]
+    labels = [ladder[c]["version"] for c in chapters]
+    bars = ax.bar(labels, gbps, color=["#4c72b0"] * (len(chapters) - 1) + ["#999999"])
+    ceiling = float(ladder["ceiling"]["gbps"])
+    ax.axhline(ceiling, color="#c44e52", linestyle="--", linewidth=1)
+    ax.text(0, ceiling * 1.01, f"streaming-read ceiling {ceiling:.0f} GB/s", color="#c44e52", fontsize=8)
+    for b, c in zip(bars, chapters):
+        ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 40,
+                f"{float(ladder[c]['percent_of_ceiling']):.0f}%", ha="center", fontsize=8)
+    ax.set_ylabel("GB/s at n = 2^27")
+    ax.set_title("Reference block passes V0-V7 and CUB", fontsize=10)
+    ax.set_ylim(0, ceiling * 1.12)
+    fig.text(0.01, 0.01, caption, fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(images / "ladder.svg")
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    strategies = list(dict.fromkeys(r["strategy"] for r in sweep))
+    for s in strategies:
+        rows = [r for r in sweep if r["strategy"] == s]
+        ax.plot([int(r["n"]) for r in rows], [float(r["gbps"]) for r in rows], marker="o",
+                markersize=3, label=s, linestyle="--" if s == "cub" else "-")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n (floats)")
+    ax.set_ylabel("GB/s (whole reduction, back to back)")
+    ax.set_title("Whole reductions 08-12 against cub::DeviceReduce::Sum", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, caption, fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(images / "sweep.svg")
+    plt.close(fig)
+
+
+def results_page(ladder, sweep, seed, device):
+    line = measured_line(device)
+    out = ["# Results {#results}", "",
+           "Every figure in the book comes from these tables, committed as CSV under `book/results/` and "
+           "turned into pages and plots when the book is built.", "",
+           "## The ladder: block passes V0-V7 at n = 2^27", "",
+           "Input bytes read over the median of 30 CUDA-event timings after 3 warm-ups; the ceiling is the "
+           "harness's streaming-read kernel in the same process. CUB is the whole reduction.", "",
+           "\\image html ladder.svg", "", "| chapter | version | GB/s | % of ceiling |", "|---|---|---:|---:|"]
+    for c, r in ladder.items():
+        out.append(f"| {c} | {r['version']} | {float(r['gbps']):.0f} | {float(r['percent_of_ceiling']):.1f}% |")
+    out += ["", f"<em>{line}</em>", "",
+            "## Whole reductions against CUB", "",
+            "Microseconds per call, 20 calls back to back between one pair of events, median of 15.", "",
+            "\\image html sweep.svg", ""]
+    strategies = list(dict.fromkeys(r["strategy"] for r in sweep))
+    us = {(r["strategy"], r["n"]): float(r["us_per_call"]) for r in sweep}
+    ns = list(dict.fromkeys(r["n"] for r in sweep))
+    out.append("| n | " + " | ".join(strategies) + " |")
+    out.append("|---|" + "---:|" * len(strategies))
+    for n in ns:
+        out.append(f"| {pow2(n)} | " + " | ".join(f"{us[(s, n)]:.2f}" for s in strategies) + " |")
+    out += ["", f"<em>{line}</em>", "",
+            "## The source articles' kernels, as printed", "",
+            "What the articles' own first-pass kernels do on the same GPU (per-block partials; GB/s).", "",
+            "| kernel | " + " | ".join(pow2(n) for n in dict.fromkeys(r["n"] for r in seed)) + " |",
+            "|---|" + "---:|" * len(set(r["n"] for r in seed))]
+    kernels = list(dict.fromkeys(r["kernel"] for r in seed))
+    for k in kernels:
+        rows = [r for r in seed if r["kernel"] == k]
+        out.append(f"| {rows[0]['description']} | " + " | ".join(r["gbps"] for r in rows) + " |")
+    out += ["", f"<em>NVIDIA H200, CUDA 13.0, measured {device['date']}</em>", "",
+            "Previous: \\ref lesson_12_grid_sync", ""]
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True, type=pathlib.Path)
+    ap.add_argument("--out", required=True, type=pathlib.Path)
+    ap.add_argument("--edition", choices=["student", "instructor"], default="student")
+    args = ap.parse_args()
+    src, out = args.source, args.out
+    ladder, sweep, seed, device = load(src / "book" / "results")
+    values = token_values(ladder, sweep, seed, device)
+    (out / "pages").mkdir(parents=True, exist_ok=True)
+    manifest = json.load(open(src / "grader" / "manifest.json"))
+    lessons = []
+    for ch in manifest["chapters"]:
+        lesson = src / "chapters" / ch["slug"] / "lesson.md"
+        if not lesson.exists():
+            continue
+        text = substitute(lesson.read_text(), values, lesson)
+        if args.edition == "instructor":
+            text += ("\n\n## Reference solution (instructor edition)\n\n"
+                     f"\\include solutions/{ch['slug']}/kernel.cu\n")
+        (out / "pages" / f"{ch['slug']}.md").write_text(text)
+        lessons.append(ch)
+    listing = "\n".join(f"- \\subpage lesson_{c['slug']}" for c in lessons)
+    main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
+                           values, "book/mainpage.md")
+    (out / "mainpage.md").write_text(main_page)
+    (out / "results.md").write_text(results_page(ladder, sweep, seed, device))
+    plots(ladder, sweep, device, out / "images")
+
+
+if __name__ == "__main__":
+    main()
