@@ -259,7 +259,7 @@ class Grader {
     }
     fmt::print("done\nbuilding the harness ... ");
     std::fflush(stdout);
-    const auto h = build("workbook_cuda", "harness.log");
+    const auto h = build("chapter_tests", "harness.log");
     if (h.timed_out || h.exit_code != 0) {
       fmt::print("failed\n{}\ngrader: the harness does not build; this is not the learner's code\n",
                  grader::tail_of(log("harness.log"), 20));

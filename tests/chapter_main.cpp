@@ -76,7 +76,11 @@ int main(int argc, char** argv) {
     }
   }
   g_seed = pick_seed();
-  const std::string chapter = WORKBOOK_CHAPTER;
+  // The chapter is the one whose reference is linked into this executable.
+  std::string chapter;
+  for (const workbook::Entry& e : workbook::all_entries()) {
+    if (std::string(e.subject) == "reference") chapter = e.chapter;
+  }
   try {
     g_manifest = workbook::load_manifest(WORKBOOK_MANIFEST);
   } catch (const std::exception& e) {
