@@ -32,13 +32,98 @@ def load(results):
     return ladder, sweep, seed, device
 
 
+# Nsight Compute metrics as the lessons show them: token name -> (ncu metric, what it counts,
+# how to print it). grader/profile-references measures them into book/results/ncu.csv.
+def _count(v):
+    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v:,.0f}"
+
+
+NCU_ROWS = {
+    "time": ("gpu__time_duration.sum", "kernel time", lambda v: f"{v / 1e3:.1f} µs"),
+    "dram_bytes": ("dram__bytes_read.sum", "bytes read from DRAM", lambda v: f"{v / 1e6:.1f} MB"),
+    "dram_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak",
+                 lambda v: f"{v:.1f} %"),
+    "ld_bytes": ("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "bytes of global loads (L1)",
+                 lambda v: f"{v / 1e6:.1f} MB"),
+    "ld_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "global load requests", _count),
+    "shared_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                          "shared-load wavefronts", _count),
+    "conflicts_ld": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                     "bank conflicts, shared loads", _count),
+    "conflicts_st": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                     "bank conflicts, shared stores", _count),
+    "inst": ("smsp__inst_executed.sum", "warp instructions executed", _count),
+    "global_ld_inst": ("smsp__sass_inst_executed_op_global_ld.sum", "global load instructions", _count),
+    "shared_ld_inst": ("smsp__sass_inst_executed_op_shared_ld.sum", "shared load instructions", _count),
+    "shared_st_inst": ("smsp__sass_inst_executed_op_shared_st.sum", "shared store instructions", _count),
+    "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",
+                         "active threads per warp instruction", lambda v: f"{v:.1f}"),
+    "uniform_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct",
+                    "branch targets uniform across the warp", lambda v: f"{v:.1f} %"),
+    "divergent": ("smsp__sass_branch_targets_threads_divergent.sum", "divergent branch targets", _count),
+    "occupancy": ("sm__warps_active.avg.pct_of_peak_sustained_active",
+                  "achieved occupancy (active warps, % of max)", lambda v: f"{v:.1f} %"),
+    "grid": ("launch__grid_size", "blocks in the grid", lambda v: f"{v:,.0f}"),
+    "regs": ("launch__registers_per_thread", "registers per thread", lambda v: f"{v:.0f}"),
+}
+
+
+def load_ncu(results):
+    """{(chapter, kernel): {metric: value}} in launch order, and the profile's description."""
+    kernels = {}
+    for r in csv.DictReader(open(results / "ncu.csv")):
+        kernels.setdefault((r["chapter"], r["kernel"]), {})[r["metric"]] = float(r["value"])
+    return kernels, json.load(open(results / "ncu.json"))
+
+
+def ncu_line(profile):
+    return (f"{profile['gpu']}, driver {profile['driver']}, CUDA {profile['cuda']}, "
+            f"Nsight Compute {profile['ncu']}, n = 2^27, measured {profile['date']}")
+
+
+def ncu_columns(kernels, chapters, versions):
+    """The table's columns: each kernel of each chapter named, in launch order."""
+    cols = []
+    for chapter in chapters:
+        slug, _, only = chapter.partition("/")
+        ks = [k for (c, k) in kernels if c == slug and (not only or k == only)]
+        if not ks:
+            sys.exit(f"no ncu results for {chapter} in book/results/ncu.csv")
+        for k in ks:
+            name = versions.get(slug, slug)
+            cols.append(((slug, k), f"{name} `{k}`" if len(ks) > 1 or only else name))
+    return cols
+
+
+def ncu_table(kernels, chapters, rows, versions):
+    cols = ncu_columns(kernels, chapters, versions)
+    out = ["| metric | " + " | ".join(label for _, label in cols) + " |",
+           "|---|" + "---:|" * len(cols)]
+    for alias in rows:
+        if alias not in NCU_ROWS:
+            sys.exit(f"unknown ncu row '{alias}' (known: {', '.join(NCU_ROWS)})")
+        metric, what, fmt = NCU_ROWS[alias]
+        cells = []
+        for key, _ in cols:
+            v = kernels[key].get(metric)
+            cells.append("n/a" if v is None else fmt(v))
+        out.append(f"| {what} <br>`{metric}` | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def measured_line(device):
     return (f"{device['gpu']}, driver {device['driver']}, CUDA {device['runtime_cuda']}, "
             f"measured {device['date']}")
 
 
-def token_values(ladder, sweep, seed, device):
+def token_values(ladder, sweep, seed, device, ncu, versions):
     values = {"measured": measured_line(device)}
+    kernels, profile = ncu
+    values["ncu-measured"] = ncu_line(profile)
+    for key, metrics in kernels.items():
+        for alias, (metric, _, fmt) in NCU_ROWS.items():
+            if metric in metrics:
+                values[f"ncu:{key[0]}/{key[1]}:{alias}"] = fmt(metrics[metric])
     for chapter, r in ladder.items():
         values[f"ladder:{chapter}:gbps"] = f"{float(r['gbps']):.0f}"
         values[f"ladder:{chapter}:pct"] = f"{float(r['percent_of_ceiling']):.1f}"
@@ -50,8 +135,11 @@ def token_values(ladder, sweep, seed, device):
     return values
 
 
-def substitute(text, values, where):
+def substitute(text, values, where, ncu=None, versions=None):
     def one(m):
+        if m.group(1).startswith("ncu-table:") and ncu is not None:
+            _, chapters, rows = m.group(1).split(":")
+            return ncu_table(ncu[0], chapters.split(","), rows.split(","), versions)
         if m.group(1) not in values:
             sys.exit(f"{where}: unknown measurement token @@{m.group(1)}@@")
         return values[m.group(1)]
@@ -102,7 +190,7 @@ def plots(ladder, sweep, device, images):
     plt.close(fig)
 
 
-def results_page(ladder, sweep, seed, device):
+def results_page(ladder, sweep, seed, device, ncu, versions):
     line = measured_line(device)
     out = ["# Results {#results}", "",
            "Every figure in the book comes from these tables, committed as CSV under `book/results/` and "
@@ -134,8 +222,31 @@ def results_page(ladder, sweep, seed, device):
         rows = [r for r in seed if r["kernel"] == k]
         out.append(f"| {rows[0]['description']} | " + " | ".join(r["gbps"] for r in rows) + " |")
     out += ["", f"<em>NVIDIA H200, CUDA 13.0, measured {device['date']}</em>", "",
+            "## What Nsight Compute counts", "",
+            "Each reference's kernels in one call at n = 2^27 (the `RandomSums` test of that size), "
+            "profiled by `grader/profile-references` with `ncu --clock-control none`. Kernel replay runs "
+            "each kernel several times to collect the counters, so the times here are single launches "
+            "with cold caches, not the benchmark's medians.", ""]
+    kernels = ncu[0]
+    chapters = list(dict.fromkeys(c for c, _ in kernels))
+    for part in (chapters[:7], chapters[7:]):
+        out += [ncu_table(kernels, part, list(NCU_ROWS), versions), ""]
+    out += [f"<em>{ncu_line(ncu[1])}</em>", "",
             "Previous: \\ref lesson_12_grid_sync", ""]
     return "\n".join(out)
+
+
+LOCAL_INCLUDE = re.compile(r'^#include "\.\./(common/[^"]+)"', re.M)
+
+
+def reference_section(src, slug):
+    """The instructor edition's listing of a chapter's reference, and of the shared headers
+    (solutions/common) it includes."""
+    kernel = f"solutions/{slug}/kernel.cu"
+    text = "\n\n## Reference solution (instructor edition)\n\n" + f"\\include {kernel}\n"
+    for header in LOCAL_INCLUDE.findall((src / kernel).read_text()):
+        text += f"\nThe shared pieces it includes, `solutions/{header}`:\n\n\\include solutions/{header}\n"
+    return text
 
 
 def main():
@@ -146,25 +257,26 @@ def main():
     args = ap.parse_args()
     src, out = args.source, args.out
     ladder, sweep, seed, device = load(src / "book" / "results")
-    values = token_values(ladder, sweep, seed, device)
-    (out / "pages").mkdir(parents=True, exist_ok=True)
+    ncu = load_ncu(src / "book" / "results")
     manifest = json.load(open(src / "grader" / "manifest.json"))
+    versions = {c["slug"]: c["version"] for c in manifest["chapters"]}
+    values = token_values(ladder, sweep, seed, device, ncu, versions)
+    (out / "pages").mkdir(parents=True, exist_ok=True)
     lessons = []
     for ch in manifest["chapters"]:
         lesson = src / "chapters" / ch["slug"] / "lesson.md"
         if not lesson.exists():
             continue
-        text = substitute(lesson.read_text(), values, lesson)
+        text = substitute(lesson.read_text(), values, lesson, ncu, versions)
         if args.edition == "instructor":
-            text += ("\n\n## Reference solution (instructor edition)\n\n"
-                     f"\\include solutions/{ch['slug']}/kernel.cu\n")
+            text += reference_section(src, ch["slug"])
         (out / "pages" / f"{ch['slug']}.md").write_text(text)
         lessons.append(ch)
     listing = "\n".join(f"- \\subpage lesson_{c['slug']}" for c in lessons)
     main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
                            values, "book/mainpage.md")
     (out / "mainpage.md").write_text(main_page)
-    (out / "results.md").write_text(results_page(ladder, sweep, seed, device))
+    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions))
     plots(ladder, sweep, device, out / "images")
 
 
