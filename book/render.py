@@ -32,19 +32,37 @@ def load(results):
     return ladder, sweep, seed, device
 
 
+def load_runs(results, ladder, sweep):
+    """The committed run first, then the repeats (results/repeats/*/): what varies run to run."""
+    runs = [(ladder, sweep)]
+    for d in sorted(p for p in (results / "repeats").glob("*") if p.is_dir()):
+        runs.append(({r["chapter"]: r for r in csv.DictReader(open(d / "ladder.csv"))},
+                     list(csv.DictReader(open(d / "sweep.csv")))))
+    return runs
+
+
+def sweep_us(sweep):
+    return {(r["strategy"], r["n"]): float(r["us_per_call"]) for r in sweep}
+
+
+def span(values, fmt):
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 # Nsight Compute metrics as the lessons show them: token name -> (ncu metric, what it counts,
 # how to print it). grader/profile-references measures them into book/results/ncu.csv.
 def _count(v):
-    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v:,.0f}"
+    return f"{v / 1e6:.2f}\u00a0M" if v >= 1e6 else f"{v:,.0f}"
 
 
 NCU_ROWS = {
-    "time": ("gpu__time_duration.sum", "kernel time", lambda v: f"{v / 1e3:.1f} µs"),
-    "dram_bytes": ("dram__bytes_read.sum", "bytes read from DRAM", lambda v: f"{v / 1e6:.1f} MB"),
+    "time": ("gpu__time_duration.sum", "kernel time", lambda v: f"{v / 1e3:.1f}\u00a0µs"),
+    "dram_bytes": ("dram__bytes_read.sum", "bytes read from DRAM", lambda v: f"{v / 1e6:.1f}\u00a0MB"),
     "dram_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak",
-                 lambda v: f"{v:.1f} %"),
+                 lambda v: f"{v:.1f}\u00a0%"),
     "ld_bytes": ("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "bytes of global loads (L1)",
-                 lambda v: f"{v / 1e6:.1f} MB"),
+                 lambda v: f"{v / 1e6:.1f}\u00a0MB"),
     "ld_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "global load requests", _count),
     "shared_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                           "shared-load wavefronts", _count),
@@ -58,11 +76,18 @@ NCU_ROWS = {
     "shared_st_inst": ("smsp__sass_inst_executed_op_shared_st.sum", "shared store instructions", _count),
     "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",
                          "active threads per warp instruction", lambda v: f"{v:.1f}"),
+    "pred_on_per_inst": ("smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+                         "threads not predicated off, per warp instruction", lambda v: f"{v:.1f}"),
+    "branch_inst": ("smsp__sass_inst_executed_op_branch.sum", "branch instructions", _count),
     "uniform_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct",
-                    "branch targets uniform across the warp", lambda v: f"{v:.1f} %"),
+                    "branch targets uniform across the warp", lambda v: f"{v:.1f}\u00a0%"),
     "divergent": ("smsp__sass_branch_targets_threads_divergent.sum", "divergent branch targets", _count),
+    "barrier_stall": ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+                      "warps waiting at a barrier, per issue", lambda v: f"{v:.2f}"),
+    "memory_stall": ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+                     "warps waiting for a global load, per issue", lambda v: f"{v:.2f}"),
     "occupancy": ("sm__warps_active.avg.pct_of_peak_sustained_active",
-                  "achieved occupancy (active warps, % of max)", lambda v: f"{v:.1f} %"),
+                  "achieved occupancy (active warps, % of max)", lambda v: f"{v:.1f}\u00a0%"),
     "grid": ("launch__grid_size", "blocks in the grid", lambda v: f"{v:,.0f}"),
     "regs": ("launch__registers_per_thread", "registers per thread", lambda v: f"{v:.0f}"),
 }
@@ -90,15 +115,18 @@ def ncu_columns(kernels, chapters, versions):
         if not ks:
             sys.exit(f"no ncu results for {chapter} in book/results/ncu.csv")
         for k in ks:
-            name = versions.get(slug, slug)
+            version = versions.get(slug, slug)
+            name = version if version.startswith("V") else f"ch. {version}"
             cols.append(((slug, k), f"{name} `{k}`" if len(ks) > 1 or only else name))
     return cols
 
 
 def ncu_table(kernels, chapters, rows, versions):
     cols = ncu_columns(kernels, chapters, versions)
-    out = ["| metric | " + " | ".join(label for _, label in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
+    # The ncu metric's name goes last: long and unbreakable, it would push the figures off a
+    # phone's screen.
+    out = ["| what it counts | " + " | ".join(label for _, label in cols) + " | ncu metric |",
+           "|---|" + "---:|" * len(cols) + "---|"]
     for alias in rows:
         if alias not in NCU_ROWS:
             sys.exit(f"unknown ncu row '{alias}' (known: {', '.join(NCU_ROWS)})")
@@ -107,7 +135,7 @@ def ncu_table(kernels, chapters, rows, versions):
         for key, _ in cols:
             v = kernels[key].get(metric)
             cells.append("n/a" if v is None else fmt(v))
-        out.append(f"| {what} <br>`{metric}` | " + " | ".join(cells) + " |")
+        out.append(f"| {what} | " + " | ".join(cells) + f" | `{metric}` |")
     return "\n".join(out)
 
 
@@ -116,14 +144,43 @@ def measured_line(device):
             f"measured {device['date']}")
 
 
-def token_values(ladder, sweep, seed, device, ncu, versions):
-    values = {"measured": measured_line(device)}
+def token_values(ladder, sweep, seed, device, ncu, runs, seed_run):
+    values = {"measured": measured_line(device), "runs": str(len(runs)),
+              "seed-measured": f"{seed_run['gpu']}, CUDA {seed_run['cuda']}, measured {seed_run['date']}"}
+    # Time ratios between strategies (a/b: above 1 means b is faster), and how much slower a is
+    # than b in percent, from the committed run; "range:" forms span every run.
+    for a in dict.fromkeys(r["strategy"] for r in sweep):
+        for b in dict.fromkeys(r["strategy"] for r in sweep):
+            for n in dict.fromkeys(r["n"] for r in sweep):
+                per_run = [sweep_us(s) for _, s in runs]
+                ratios = [u[(a, n)] / u[(b, n)] for u in per_run if (a, n) in u and (b, n) in u]
+                values[f"ratio:{a}/{b}:{n}"] = f"{ratios[0]:.2f}"
+                values[f"slower-pct:{a}/{b}:{n}"] = f"{100 * (ratios[0] - 1):.1f}"
+                values[f"range:ratio:{a}/{b}:{n}"] = span(ratios, lambda v: f"{v:.2f}")
+                values[f"range:slower-pct:{a}/{b}:{n}"] = span([100 * (r - 1) for r in ratios],
+                                                               lambda v: f"{v:.1f}")
+    us = sweep_us(sweep)
+    ns = list(dict.fromkeys(r["n"] for r in sweep))
+    for a in dict.fromkeys(r["strategy"] for r in sweep):
+        for b in dict.fromkeys(r["strategy"] for r in sweep):
+            # a's extra microseconds over b, over every n of the committed run
+            values[f"range:diff:{a}/{b}"] = span([us[(a, n)] - us[(b, n)] for n in ns],
+                                                 lambda v: f"{v:.1f}")
+    for chapter in ladder:
+        runs_of = [l[chapter] for l, _ in runs if chapter in l]
+        values[f"range:ladder:{chapter}:gbps"] = span([float(r["gbps"]) for r in runs_of],
+                                                      lambda v: f"{v:.0f}")
+        values[f"range:ladder:{chapter}:pct"] = span(
+            [float(r["percent_of_ceiling"]) for r in runs_of], lambda v: f"{v:.1f}")
     kernels, profile = ncu
     values["ncu-measured"] = ncu_line(profile)
     for key, metrics in kernels.items():
+        single = sum(1 for c, _ in kernels if c == key[0]) == 1  # ncu:<chapter>:<row> will do
         for alias, (metric, _, fmt) in NCU_ROWS.items():
             if metric in metrics:
                 values[f"ncu:{key[0]}/{key[1]}:{alias}"] = fmt(metrics[metric])
+                if single:
+                    values[f"ncu:{key[0]}:{alias}"] = fmt(metrics[metric])
     for chapter, r in ladder.items():
         values[f"ladder:{chapter}:gbps"] = f"{float(r['gbps']):.0f}"
         values[f"ladder:{chapter}:pct"] = f"{float(r['percent_of_ceiling']):.1f}"
@@ -190,7 +247,7 @@ def plots(ladder, sweep, device, images):
     plt.close(fig)
 
 
-def results_page(ladder, sweep, seed, device, ncu, versions):
+def results_page(ladder, sweep, seed, device, ncu, versions, runs, values):
     line = measured_line(device)
     out = ["# Results {#results}", "",
            "Every figure in the book comes from these tables, committed as CSV under `book/results/` and "
@@ -213,6 +270,24 @@ def results_page(ladder, sweep, seed, device, ncu, versions):
     for n in ns:
         out.append(f"| {pow2(n)} | " + " | ".join(f"{us[(s, n)]:.2f}" for s in strategies) + " |")
     out += ["", f"<em>{line}</em>", "",
+            "## Run to run", "",
+            f"The tables above are one run. The benchmark ran {len(runs) - 1} more times on the same "
+            "day and GPU (`book/results/repeats/`); these are the ranges over all "
+            f"{len(runs)} runs.", "",
+            "| chapter | GB/s | % of that run's ceiling |", "|---|---:|---:|"]
+    for c in ladder:
+        rs = [l[c] for l, _ in runs if c in l]
+        out.append(f"| {c} | {span([float(r['gbps']) for r in rs], lambda v: f'{v:.0f}')} | "
+                   f"{span([float(r['percent_of_ceiling']) for r in rs], lambda v: f'{v:.1f}')}% |")
+    out += ["", "CUB's time over each strategy's, per n (above 1: the strategy is faster than CUB):", "",
+            "| n | " + " | ".join(s for s in strategies if s != "cub") + " |",
+            "|---|" + "---:|" * (len(strategies) - 1)]
+    per_run = [sweep_us(s) for _, s in runs]
+    for n in ns:
+        cells = [span([u[("cub", n)] / u[(s, n)] for u in per_run], lambda v: f"{v:.2f}")
+                 for s in strategies if s != "cub"]
+        out.append(f"| {pow2(n)} | " + " | ".join(cells) + " |")
+    out += ["", f"<em>{line}; repeats: same GPU model, driver and CUDA, same day</em>", "",
             "## The source articles' kernels, as printed", "",
             "What the articles' own first-pass kernels do on the same GPU (per-block partials; GB/s).", "",
             "| kernel | " + " | ".join(pow2(n) for n in dict.fromkeys(r["n"] for r in seed)) + " |",
@@ -221,7 +296,7 @@ def results_page(ladder, sweep, seed, device, ncu, versions):
     for k in kernels:
         rows = [r for r in seed if r["kernel"] == k]
         out.append(f"| {rows[0]['description']} | " + " | ".join(r["gbps"] for r in rows) + " |")
-    out += ["", f"<em>NVIDIA H200, CUDA 13.0, measured {device['date']}</em>", "",
+    out += ["", f"<em>{values['seed-measured']}</em>", "",
             "## What Nsight Compute counts", "",
             "Each reference's kernels in one call at n = 2^27 (the `RandomSums` test of that size), "
             "profiled by `grader/profile-references` with `ncu --clock-control none`. Kernel replay runs "
@@ -260,7 +335,9 @@ def main():
     ncu = load_ncu(src / "book" / "results")
     manifest = json.load(open(src / "grader" / "manifest.json"))
     versions = {c["slug"]: c["version"] for c in manifest["chapters"]}
-    values = token_values(ladder, sweep, seed, device, ncu, versions)
+    runs = load_runs(src / "book" / "results", ladder, sweep)
+    seed_run = json.load(open(src / "book" / "results" / "seed-kernels.json"))
+    values = token_values(ladder, sweep, seed, device, ncu, runs, seed_run)
     (out / "pages").mkdir(parents=True, exist_ok=True)
     lessons = []
     for ch in manifest["chapters"]:
@@ -276,7 +353,7 @@ def main():
     main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
                            values, "book/mainpage.md")
     (out / "mainpage.md").write_text(main_page)
-    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions))
+    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions, runs, values))
     plots(ladder, sweep, device, out / "images")
 
 
