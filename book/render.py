@@ -149,22 +149,20 @@ def token_values(ladder, sweep, seed, device, ncu, runs, seed_run):
               "seed-measured": f"{seed_run['gpu']}, CUDA {seed_run['cuda']}, measured {seed_run['date']}"}
     # Time ratios between strategies (a/b: above 1 means b is faster), and how much slower a is
     # than b in percent, from the committed run; "range:" forms span every run.
-    for a in dict.fromkeys(r["strategy"] for r in sweep):
-        for b in dict.fromkeys(r["strategy"] for r in sweep):
-            for n in dict.fromkeys(r["n"] for r in sweep):
-                per_run = [sweep_us(s) for _, s in runs]
+    per_run = [sweep_us(s) for _, s in runs]  # per_run[0] is the committed run
+    strategies = list(dict.fromkeys(r["strategy"] for r in sweep))
+    ns = list(dict.fromkeys(r["n"] for r in sweep))
+    for a in strategies:
+        for b in strategies:
+            for n in ns:
                 ratios = [u[(a, n)] / u[(b, n)] for u in per_run if (a, n) in u and (b, n) in u]
                 values[f"ratio:{a}/{b}:{n}"] = f"{ratios[0]:.2f}"
                 values[f"slower-pct:{a}/{b}:{n}"] = f"{100 * (ratios[0] - 1):.1f}"
                 values[f"range:ratio:{a}/{b}:{n}"] = span(ratios, lambda v: f"{v:.2f}")
                 values[f"range:slower-pct:{a}/{b}:{n}"] = span([100 * (r - 1) for r in ratios],
                                                                lambda v: f"{v:.1f}")
-    us = sweep_us(sweep)
-    ns = list(dict.fromkeys(r["n"] for r in sweep))
-    for a in dict.fromkeys(r["strategy"] for r in sweep):
-        for b in dict.fromkeys(r["strategy"] for r in sweep):
             # a's extra microseconds over b, over every n of the committed run
-            values[f"range:diff:{a}/{b}"] = span([us[(a, n)] - us[(b, n)] for n in ns],
+            values[f"range:diff:{a}/{b}"] = span([per_run[0][(a, n)] - per_run[0][(b, n)] for n in ns],
                                                  lambda v: f"{v:.1f}")
     for chapter in ladder:
         runs_of = [l[chapter] for l, _ in runs if chapter in l]
@@ -263,7 +261,7 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values):
             "Microseconds per call, 20 calls back to back between one pair of events, median of 15.", "",
             "\\image html sweep.svg", ""]
     strategies = list(dict.fromkeys(r["strategy"] for r in sweep))
-    us = {(r["strategy"], r["n"]): float(r["us_per_call"]) for r in sweep}
+    us = sweep_us(sweep)
     ns = list(dict.fromkeys(r["n"] for r in sweep))
     out.append("| n | " + " | ".join(strategies) + " |")
     out.append("|---|" + "---:|" * len(strategies))
@@ -276,16 +274,12 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values):
             f"{len(runs)} runs.", "",
             "| chapter | GB/s | % of that run's ceiling |", "|---|---:|---:|"]
     for c in ladder:
-        rs = [l[c] for l, _ in runs if c in l]
-        out.append(f"| {c} | {span([float(r['gbps']) for r in rs], lambda v: f'{v:.0f}')} | "
-                   f"{span([float(r['percent_of_ceiling']) for r in rs], lambda v: f'{v:.1f}')}% |")
+        out.append(f"| {c} | {values[f'range:ladder:{c}:gbps']} | {values[f'range:ladder:{c}:pct']}% |")
     out += ["", "CUB's time over each strategy's, per n (above 1: the strategy is faster than CUB):", "",
             "| n | " + " | ".join(s for s in strategies if s != "cub") + " |",
             "|---|" + "---:|" * (len(strategies) - 1)]
-    per_run = [sweep_us(s) for _, s in runs]
     for n in ns:
-        cells = [span([u[("cub", n)] / u[(s, n)] for u in per_run], lambda v: f"{v:.2f}")
-                 for s in strategies if s != "cub"]
+        cells = [values[f"range:ratio:cub/{s}:{n}"] for s in strategies if s != "cub"]
         out.append(f"| {pow2(n)} | " + " | ".join(cells) + " |")
     out += ["", f"<em>{line}; repeats: same GPU model, driver and CUDA, same day</em>", "",
             "## The source articles' kernels, as printed", "",
