@@ -9,19 +9,20 @@
 
 #include "workbook/contract.hpp"
 #include "workbook/manifest.hpp"
+#include "workbook/names.hpp"
 
 namespace workbook::test {
 
 //! The implementation under test: the learner's unless --subject=reference.
 const Entry& subject();
-//! The reference implementation of the same chapter, for timing side by side.
-const Entry& reference();
 const ChapterSpec& spec();
 std::uint64_t seed();
 //! A stream of the test process's own (not the legacy default stream).
 cudaStream_t stream();
 //! Test names carry this prefix on the subject's result lines, e.g. "[learner]".
 const std::string& subject_name();
+
+using names::kResultFdVariable;
 
 //! Exit code when the process cannot go on because the CUDA context is lost.
 constexpr int kContextLostExit = 3;

@@ -5,12 +5,14 @@
 // final float; the harness checks it, its workspace's guard bands, repeated
 // calls and concurrent calls. Either way the input must stay unchanged and
 // nothing may be written outside the outputs.
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,18 @@ class Runner {
       entry_.reduce(in, n, out_.data(), workspace_.data(), s);
     } else {
       count_ = entry_.block_pass(in, n, out_.data(), out_.capacity(), s);
+    }
+  }
+
+  void poison_outputs(cudaStream_t s) { out_.poison(s); }
+
+  //! Enqueues a copy of what the last call produced, as the harness sums it, into *dst:
+  //! the partials added in double, or *out.
+  void capture_sum(double* dst, cudaStream_t s) {
+    if (entry_.kind == ChapterKind::full) {
+      sum_partials_into(out_.data(), 1, dst, s);
+    } else {
+      sum_partials_into(out_.data(), std::min(count_, out_.capacity()), dst, s);
     }
   }
 
@@ -157,13 +171,16 @@ void expect_exact(std::size_t n, std::size_t offset) {
                              : fmt::format("{}, {} partials", where(n, offset), o.partials.size()));
 }
 
-//! Random inputs are shared between tests of one size (generating 2^27 floats takes a moment).
+//! Random inputs are shared between tests of one size (drawing 2^27 floats takes a moment).
+//! Up to kLargestRoundedInput elements they are full-precision floats checked against a double
+//! sum under the any-order rounding bound; above it, dense exact inputs drawn on the device,
+//! whose sum is exact in every order (verify.hpp says why).
 struct RandomCase {
   GuardedInput input;
   SumCheck check;
 };
 
-const RandomCase& random_case(std::size_t n) {
+const RandomCase& rounded_case(std::size_t n) {
   static std::map<std::size_t, std::unique_ptr<RandomCase>> cache;
   auto& slot = cache[n];
   if (!slot) {
@@ -174,14 +191,29 @@ const RandomCase& random_case(std::size_t n) {
   return *slot;
 }
 
+const RandomCase& dense_exact_case(std::size_t n, std::uint64_t salt = 0) {
+  static std::map<std::pair<std::size_t, std::uint64_t>, std::unique_ptr<RandomCase>> cache;
+  auto& slot = cache[{n, salt}];
+  if (!slot) {
+    slot.reset(new RandomCase{GuardedInput(n, 0), {}});
+    slot->input.fill_dense_exact(seed() + n + salt, stream());
+    slot->check = exact_sum(sum_in_sixteenths(slot->input.data(), n, stream()));
+  }
+  return *slot;
+}
+
+const RandomCase& random_case(std::size_t n) {
+  return n <= kLargestRoundedInput ? rounded_case(n) : dense_exact_case(n);
+}
+
 void expect_random_sum_ok(const RandomCase& rc, const Outcome& o) {
   const std::size_t n = rc.input.size();
   WORKBOOK_FAIL_ON(o.problems, where(n));
   WORKBOOK_FAIL_ON(explain_non_finite(is_full() ? std::vector<float>{o.total} : o.partials), where(n));
   EXPECT_TRUE(rc.check.passes(o.sum()))
       << where(n) << ": the sum is " << rc.check.describe(o.sum())
-      << "\n(tolerance: a worst-case float rounding bound; the exact test of this size names "
-         "missing elements)";
+      << (rc.check.exact ? "" : "\n(tolerance: the worst-case float rounding bound of any summation "
+                               "order; the exact test of this size names missing elements)");
 }
 
 std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
@@ -255,8 +287,9 @@ TEST_F(HugeInput, MoreThan2To31Elements) {
 
 using Repeatable = ChapterParamTest<std::size_t>;
 TEST_P(Repeatable, SameInputSameResult) {
-  // Ten calls on one input. Each size gives the chapter another grid to choose.
-  const RandomCase& rc = random_case(GetParam());
+  // Ten calls on one input of full-precision floats, whose float sum depends on the order of
+  // the additions. Each size gives the chapter another grid to choose.
+  const RandomCase& rc = rounded_case(GetParam());
   const std::size_t n = rc.input.size();
   Runner runner(subject(), n);
   const Outcome first = runner.run(rc.input);
@@ -320,35 +353,103 @@ TEST_F(Streams, TwoConcurrentCalls) {
   WORKBOOK_FAIL_ON(explain_exact_total(b.plan, ob.total), where(n) + ", second stream");
 }
 
+// The bandwidth at 2^27, measured here and judged by the grader against the
+// reference's, measured the same way in a process of its own. Timed calls must
+// do the work: they rotate over kTimedBuffers inputs, one element of the next
+// input changes before every call, and every timed call's result is checked
+// exactly (dense exact inputs); no call may be faster than the memory allows.
+constexpr int kTimedBuffers = 3;
+constexpr int kWarmupCalls = 3;
+constexpr int kTimedCalls = 30;
+//! Faster than this multiple of the measured streaming-read ceiling is impossible for a call that
+//! reads its whole input (the inputs are 8x L2 and rotate, so none is cached).
+constexpr double kFastestPlausible = 1.25;
+
 using Bandwidth = ChapterTest;
-TEST_F(Bandwidth, KeepsUpWithReference) {
-  const RandomCase& rc = random_case(kTimedSize);
-  const std::size_t n = rc.input.size();
-  Runner mine(subject(), n), theirs(reference(), n);
-  expect_random_sum_ok(rc, mine.run(rc.input));
-  if (HasFailure()) {
-    ADD_FAILURE() << "not timed: the result at n = 2^27 must be right first";
-    return;
+TEST_F(Bandwidth, TimedCallsDoTheWork) {
+  const std::size_t n = kTimedSize;
+  std::vector<const RandomCase*> inputs;
+  std::vector<std::int64_t> sixteenths;
+  for (int b = 0; b < kTimedBuffers; ++b) {
+    inputs.push_back(&dense_exact_case(n, 1000 + b));
+    sixteenths.push_back(std::llround(inputs.back()->check.reference * kDenseExactScale));
   }
-  const auto [t_subject, t_reference] =
-      time_interleaved([&] { mine.enqueue(rc.input.data(), n, stream()); },
-                       [&] { theirs.enqueue(rc.input.data(), n, stream()); }, stream());
+  Runner runner(subject(), n);
+  {
+    const Outcome first = runner.run(inputs[0]->input);
+    WORKBOOK_FAIL_ON(first.problems, where(n));
+    if (!inputs[0]->check.passes(first.sum())) {
+      ADD_FAILURE() << where(n) << ": not timed: the result at n = 2^27 must be right first: "
+                    << inputs[0]->check.describe(first.sum());
+      return;
+    }
+  }
+  const int calls = kWarmupCalls + kTimedCalls;
+  DeviceBuffer<double> results(calls);
+  std::vector<double> expected(calls), ms(calls);
+  std::mt19937_64 rng(seed() ^ 0x7157);
+  std::map<std::pair<int, std::size_t>, int> changed;  // (input, element) -> its units now
+  cudaEvent_t start, stop;
+  WORKBOOK_CUDA_CHECK(cudaEventCreate(&start));
+  WORKBOOK_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int call = 0; call < calls; ++call) {
+    const int b = call % kTimedBuffers;
+    GuardedInput& input = const_cast<GuardedInput&>(inputs[b]->input);
+    // Change one element of this input: a result remembered from an earlier call is now wrong.
+    const std::size_t at = rng() % n;
+    const auto key = std::make_pair(b, at);
+    const int before = changed.count(key) ? changed[key] : dense_exact_units(seed() + n + 1000 + b, at);
+    const int after = (before + 128 + 1 + int(rng() % 256)) % 257 - 128;
+    changed[key] = after;
+    sixteenths[b] += after - before;
+    input.set(at, static_cast<float>(after) / kDenseExactScale, stream());
+    expected[call] = static_cast<double>(sixteenths[b]) / kDenseExactScale;
+    runner.poison_outputs(stream());
+    WORKBOOK_CUDA_CHECK(cudaEventRecord(start, stream()));
+    runner.enqueue(input.data(), n, stream());
+    WORKBOOK_CUDA_CHECK(cudaEventRecord(stop, stream()));
+    runner.capture_sum(results.data() + call, stream());
+    const cudaError_t err = cudaEventSynchronize(stop);
+    ASSERT_EQ(err, cudaSuccess) << where(n) << ", timed call " << call + 1 << ": "
+                                << error_text(err);
+    float elapsed = 0;
+    WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+    ms[call] = elapsed;
+  }
+  WORKBOOK_CUDA_CHECK(cudaEventDestroy(start));
+  WORKBOOK_CUDA_CHECK(cudaEventDestroy(stop));
+  std::vector<double> got(calls);
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(got.data(), results.data(), calls * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream()));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  int wrong = 0;
+  for (int call = 0; call < calls; ++call) {
+    if (got[call] == expected[call]) continue;
+    if (++wrong <= 3) {
+      ADD_FAILURE() << fmt::format(
+          "{}, timed call {} of {}: the sum is {}, expected exactly {}. Every timed call must "
+          "sum its input: the harness rotates {} inputs and changes one element before each call",
+          where(n), call + 1, calls, got[call], expected[call], kTimedBuffers);
+    }
+  }
   const std::size_t bytes = n * sizeof(float);
-  const double ceiling = streaming_read_gbps(rc.input.data(), n, stream());
-  const double gbps = t_subject.gbps(bytes), ref = t_reference.gbps(bytes);
-  const double ratio = gbps / ref, required = spec().bandwidth_fraction;
+  const double ceiling = streaming_read_gbps(inputs[0]->input.data(), n, stream());
+  Timing timed;
+  timed.samples_ms.assign(ms.begin() + kWarmupCalls, ms.end());
+  const double gbps = timed.gbps(bytes);
+  const double fastest = bytes / (*std::min_element(ms.begin(), ms.end()) * 1e6);
   RecordProperty("subject_gbps", fmt::format("{:.1f}", gbps));
-  RecordProperty("reference_gbps", fmt::format("{:.1f}", ref));
   RecordProperty("ceiling_gbps", fmt::format("{:.1f}", ceiling));
-  RecordProperty("required_fraction", fmt::format("{:.2f}", required));
+  RecordProperty("fastest_call_gbps", fmt::format("{:.1f}", fastest));
+  RecordProperty("checked_calls", calls);
   fmt::print("[bandwidth] n = 2^27: {} {:.0f} GB/s ({:.1f}% of the {:.0f} GB/s streaming-read "
-             "ceiling), reference {:.0f} GB/s ({:.1f}%); ratio {:.2f}, required {:.2f}\n",
-             subject_name(), gbps, 100 * gbps / ceiling, ceiling, ref, 100 * ref / ceiling, ratio,
-             required);
-  EXPECT_GE(ratio, required) << fmt::format(
-      "{} reaches {:.0f} GB/s, {:.0f}% of the reference's {:.0f} GB/s timed beside it; this "
-      "chapter asks for {:.0f}%",
-      subject_name(), gbps, 100 * ratio, ref, 100 * required);
+             "ceiling measured in this process), fastest call {:.0f} GB/s; {} calls checked, {} "
+             "wrong\n",
+             subject_name(), gbps, 100 * gbps / ceiling, ceiling, fastest, calls, wrong);
+  EXPECT_LE(fastest, kFastestPlausible * ceiling) << fmt::format(
+      "{}: a timed call ran at {:.0f} GB/s, faster than the memory can deliver ({:.0f} GB/s "
+      "measured): it cannot have read its whole input",
+      where(n), fastest, ceiling);
 }
 
 }  // namespace workbook::test

@@ -1,5 +1,7 @@
 // Host-only tests of the harness: they need no GPU and run in CI.
+#include <cstdint>
 #include <cmath>
+#include <fstream>
 #include <cstring>
 #include <set>
 
@@ -97,35 +99,54 @@ TEST(ExactTotal, NamesMissingElements) {
   EXPECT_NE(explain_exact_total(plan, poison()).find("never written"), std::string::npos);
 }
 
-TEST(Tolerance, CoversRoundingButNotAMissingBlock) {
-  // Worst case: every element rounds in a chain of D additions.
+TEST(Tolerance, AcceptsEveryOrderButNotMissingData) {
   EXPECT_EQ(sum_tolerance(1, 5.0), 0.0);
-  const std::size_t n = 1u << 27;
-  const double sum_abs = 0.5 * n;  // random_input's E|x| is about 0.42
-  const double tol = sum_tolerance(n, sum_abs);
-  EXPECT_GT(tol, (1024 + 54) * 0x1p-24 * sum_abs * 0.999);
-  EXPECT_LT(tol, 1e-4 * sum_abs);
-  const auto x = random_input(1u << 24, 1);
-  const SumCheck check = reference_sum(x.data(), x.size());
-  // Dropping 1/1000 of the data is outside it (single elements are the exact tests' job).
-  double dropped = check.reference;
-  for (std::size_t i = 0; i < x.size() / 1000; ++i) dropped -= x[i];
-  EXPECT_FALSE(check.passes(dropped)) << check.describe(dropped);
-  // A blocked sum with chains of 1024 and a pairwise finish is within it. with chains of 1024 and a pairwise finish is.
-  std::vector<double> level;
-  for (std::size_t b = 0; b < x.size(); b += 1024) {
-    float chain = 0;
-    for (std::size_t i = b; i < b + 1024; ++i) chain += x[i];
-    level.push_back(chain);
-  }
-  std::vector<float> fl(level.begin(), level.end());
-  while (fl.size() > 1) {
+  const std::size_t n = 4096;
+  const auto x = random_input(n, 1);
+  const SumCheck check = reference_sum(x.data(), n);
+  // The worst order for rounding: one thread adding every element in turn.
+  float chain = 0;
+  for (float v : x) chain += v;
+  EXPECT_TRUE(check.passes(chain)) << check.describe(chain);
+  // So is the other extreme, a pairwise tree.
+  std::vector<float> level(x);
+  while (level.size() > 1) {
     std::vector<float> next;
-    for (std::size_t i = 0; i < fl.size(); i += 2) next.push_back(fl[i] + (i + 1 < fl.size() ? fl[i + 1] : 0.0f));
-    fl = next;
+    for (std::size_t i = 0; i < level.size(); i += 2) next.push_back(level[i] + level[i + 1]);
+    level = next;
   }
-  EXPECT_TRUE(check.passes(fl[0])) << check.describe(fl[0]);
+  EXPECT_TRUE(check.passes(level[0])) << check.describe(level[0]);
+  // Dropping a tenth of the data is far outside it.
+  double dropped = check.reference;
+  for (std::size_t i = 0; i < n / 10; ++i) dropped -= x[i];
+  EXPECT_FALSE(check.passes(dropped)) << check.describe(dropped);
   EXPECT_FALSE(check.passes(std::nan(""))) << "NaN never passes";
+  // Past (n-1)u = 1/2 no order-free bound exists: the random tests use exact inputs there.
+  EXPECT_TRUE(std::isinf(sum_tolerance(std::size_t(1) << 24, 1.0)));
+  EXPECT_LT(kLargestRoundedInput * 0x1p-24, 0.01) << "the rounded random tests keep their teeth";
+}
+
+TEST(DenseExact, EveryOrderGivesTheExactSum) {
+  // One chain of 2^22 additions (the worst order) and a strided order both land exactly.
+  const std::size_t n = std::size_t(1) << 22;
+  std::int64_t units = 0;
+  float chain = 0, strided[64] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const int u = dense_exact_units(7, i);
+    EXPECT_GE(u, -128);
+    EXPECT_LE(u, 128);
+    units += u;
+    const float v = static_cast<float>(u) / kDenseExactScale;
+    chain += v;
+    strided[i % 64] += v;
+  }
+  float tree = 0;
+  for (float s : strided) tree += s;
+  const SumCheck check = exact_sum(units);
+  EXPECT_TRUE(check.passes(chain)) << check.describe(chain);
+  EXPECT_TRUE(check.passes(tree)) << check.describe(tree);
+  EXPECT_FALSE(check.passes(chain - 1.0f / 16)) << "one sixteenth off fails";
+  EXPECT_NE(units % 16, 0) << "the fractions matter (an int accumulator would drop them)";
 }
 
 TEST(Manifest, EveryChapterHasPointsThresholdAndHints) {
@@ -140,6 +161,19 @@ TEST(Manifest, EveryChapterHasPointsThresholdAndHints) {
     for (const char* group : {"Empty", "ExactSums", "RandomSums", "MisalignedInput", "Bandwidth"}) {
       EXPECT_TRUE(c.hints.count(group)) << c.slug << " has no hint for " << group;
     }
+  }
+}
+
+TEST(Manifest, RefusesAHintForAnUnknownGroup) {
+  const std::string path = testing::TempDir() + "manifest_unknown_group.json";
+  std::ofstream(path) << R"({"chapters": [{"slug": "00_x", "version": "V0", "title": "t", "kind": "block_pass",
+    "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
+    "hints": {"ExactSum": "a typo of ExactSums"}}]})";
+  try {
+    load_manifest(path);
+    ADD_FAILURE() << "a hint for an unknown group was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ExactSum"), std::string::npos) << e.what();
   }
 }
 

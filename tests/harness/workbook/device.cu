@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "workbook/inputs.hpp"
 #include "workbook/verify.hpp"
 
 namespace workbook {
@@ -46,6 +47,38 @@ __global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t fro
        i += std::size_t(gridDim.x) * blockDim.x) {
     if (data[i] != bits) atomicMin(first, static_cast<unsigned long long>(i));
   }
+}
+
+__global__ void dense_exact_kernel(float* dst, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = static_cast<float>(dense_exact_units(seed, i)) / kDenseExactScale;
+  }
+}
+
+__global__ void sixteenths_kernel(const float* x, std::size_t n, unsigned long long* out) {
+  long long units = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    units += static_cast<long long>(x[i] * kDenseExactScale);
+  }
+  atomicAdd(out, static_cast<unsigned long long>(units));  // two's complement: wraps correctly
+}
+
+constexpr unsigned kSumThreads = 1024;
+
+__global__ void __launch_bounds__(kSumThreads)
+    sum_partials_kernel(const float* partials, std::size_t count, double* dst) {
+  __shared__ double part[kSumThreads];
+  double s = 0;
+  for (std::size_t i = threadIdx.x; i < count; i += kSumThreads) s += partials[i];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = kSumThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *dst = part[0];
 }
 
 constexpr std::uint32_t kSlackNaN = 0x7fc0dead;  // a quiet NaN, unlike kPoisonBits
@@ -127,6 +160,40 @@ void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>
                                         cudaMemcpyHostToDevice, stream));
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a loop-local copy
   }
+}
+
+void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  if (n_) {
+    dense_exact_kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void GuardedInput::set(std::size_t index, float value, cudaStream_t stream) {
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a local copy
+}
+
+std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> sum(1);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
+  if (n) {
+    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, sum.data());
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  unsigned long long host = 0;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::int64_t>(host);
+}
+
+void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream) {
+  sum_partials_kernel<<<1, kSumThreads, 0, stream>>>(partials, count, dst);
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
 }
 
 std::uint64_t GuardedInput::fingerprint(cudaStream_t stream) const {

@@ -67,6 +67,13 @@ void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t s
 //! probability).
 std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream);
 
+//! The sum of x[0, n) * 16 in 64-bit integers: exact for dense exact inputs.
+std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream);
+
+//! Enqueues the sum of partials[0, count) in double into *dst (one block, on
+//! the device): what the harness makes of a block pass's partials.
+void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream);
+
 //! The first word in [from, to) of `data` that is not `bits`, or `to` if none.
 std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
                            cudaStream_t stream);
@@ -83,6 +90,10 @@ class GuardedInput {
   void upload(const std::vector<float>& host, cudaStream_t stream);
   //! Zeros everywhere except `values` at their positions.
   void upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
+  //! The dense exact input of `seed` (see dense_exact_units), drawn on the device.
+  void fill_dense_exact(std::uint64_t seed, cudaStream_t stream);
+  //! Sets one element (the timed calls change one element before each call).
+  void set(std::size_t index, float value, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.
   std::uint64_t fingerprint(cudaStream_t stream) const;
 

@@ -5,13 +5,6 @@
 namespace workbook {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 constexpr std::size_t kMaxPositions = 24;  // 2^0 .. 2^23: every subset sum < 2^24 is exact
 
 }  // namespace

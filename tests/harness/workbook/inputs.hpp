@@ -5,7 +5,32 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__CUDACC__)
+#define WORKBOOK_HOST_DEVICE __host__ __device__
+#else
+#define WORKBOOK_HOST_DEVICE
+#endif
+
 namespace workbook {
+
+//! The mixing function every seeded input is drawn with (SplitMix64).
+WORKBOOK_HOST_DEVICE inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+//! A dense exact input: element i is dense_exact_units(seed, i) / 16, a
+//! multiple of 1/16 in [-8, 8] with mean zero. Every partial sum a reduction
+//! can form stays an exact float: its magnitude grows like sqrt(count) and
+//! stays far below 2^20 (2^24 sixteenths) even at n = 2^31, so every summation
+//! order gives the same, exact sum, and every element counts. The fraction
+//! catches an accumulator of the wrong type (an int drops it).
+constexpr float kDenseExactScale = 16.0f;
+WORKBOOK_HOST_DEVICE inline int dense_exact_units(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<int>(splitmix64(seed ^ (i * 0xd1b54a32d192ed03ull)) % 257) - 128;
+}
 
 //! Element i of the random input drawn with `seed`: uniform in [-0.5, 1.0),
 //! a multiple of 2^-24. Mixed signs make cancellation happen; the positive

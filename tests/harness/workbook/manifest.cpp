@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "workbook/names.hpp"
+
 namespace workbook {
 
 const ChapterSpec* Manifest::find(const std::string& slug) const {
@@ -36,6 +38,13 @@ Manifest load_manifest(const std::string& path) {
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
       if (spec.kind != "block_pass" && spec.kind != "full") {
         throw std::runtime_error(fmt::format("chapter {}: kind must be block_pass or full", spec.slug));
+      }
+      for (const auto& [group, hint] : spec.hints) {
+        if (!names::is_group(group)) {
+          throw std::runtime_error(fmt::format(
+              "chapter {}: a hint for '{}', which is no test group (workbook/names.hpp lists them)",
+              spec.slug, group));
+        }
       }
       if (spec.bandwidth_fraction <= 0 || spec.bandwidth_fraction > 1.5) {
         throw std::runtime_error(fmt::format("chapter {}: bandwidth_fraction out of range", spec.slug));

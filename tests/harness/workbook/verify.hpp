@@ -14,32 +14,39 @@ namespace workbook {
 //! (all ones: a NaN). A partial that still holds it was never written.
 constexpr std::uint32_t kPoisonBits = 0xffffffffu;
 
-//! The longest chain of float additions an element may pass through and
-//! still be within tolerance: a per-thread serial sum of up to this many
-//! terms, plus a tree over the rest. A single thread summing 2^27 elements
-//! one by one fails the random tests at large n.
-constexpr std::size_t kMaxSerialChain = 1024;
-
-//! How far a float sum of n terms may be from the exact sum:
-//!   |got - exact| <= gamma(D) * sum|x_i|,  gamma(D) = D u / (1 - D u),
-//! with u = 2^-24 (float's unit roundoff) and D = min(n, 1024) + 2 ceil(log2 n),
-//! the depth of the summation tree that any order of at most kMaxSerialChain
-//! serial additions followed by pairwise combining can produce. This is a
-//! worst-case bound (Higham, Accuracy and Stability, ch. 4), so an honest
-//! kernel never fails it by rounding; a missing block of data usually does.
+//! How far a float sum of n terms may be from the exact sum, whatever the
+//! order of its additions:
+//!   |got - exact| <= gamma(n - 1) * sum|x_i|,  gamma(k) = k u / (1 - k u),
+//! with u = 2^-24 (float's unit roundoff). This is Higham's worst-case bound
+//! for any summation tree (Accuracy and Stability, ch. 4): a grid-stride loop
+//! with one running sum per thread, a block tree, a single thread adding all n
+//! in turn. It is only useful while (n - 1) u is small, so the random tests
+//! use rounded (full-precision) inputs only up to kLargestRoundedInput
+//! elements and dense exact inputs (inputs.hpp) above; where (n - 1) u >= 1/2
+//! there is no bound and this returns infinity.
 double sum_tolerance(std::size_t n, double sum_abs);
 
-//! A float sum compared with the double-precision reference.
+//! The random tests draw full-precision floats up to this size; above it,
+//! dense exact inputs whose sum is the same in every order.
+constexpr std::size_t kLargestRoundedInput = 65536;
+
+//! A float sum compared with the reference: the double-precision sum of a
+//! rounded input under the any-order bound, or the exact sum of a dense
+//! exact input (tolerance 0).
 struct SumCheck {
   double reference = 0;
   double sum_abs = 0;
   double tolerance = 0;
+  bool exact = false;
   bool passes(double got) const;
   std::string describe(double got) const;  // "got X, expected Y +- T (off by Z = k tolerances)"
 };
 
 //! The reference sum of x in double precision, and the tolerance.
 SumCheck reference_sum(const float* x, std::size_t n);
+
+//! The check of a dense exact input whose elements add up to `sixteenths` / 16.
+SumCheck exact_sum(std::int64_t sixteenths);
 
 //! Explains what is wrong with the partials of a block pass over an exact
 //! input, or returns "" when every marked element is in exactly one partial
