@@ -1,26 +1,70 @@
 #include "process.hpp"
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <deque>
-#include <fstream>
-#include <thread>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace grader {
+namespace {
+
+std::atomic<int> g_signal{0};
+std::atomic<pid_t> g_child_group{0};
+
+void on_signal(int sig) {
+  g_signal.store(sig);
+  const pid_t group = g_child_group.load();
+  if (group > 0) kill(-group, SIGKILL);  // async-signal-safe; the wait loop reaps it
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocking call returns EINTR
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+bool interrupted(int* signal) {
+  const int sig = g_signal.load();
+  if (signal) *signal = sig;
+  return sig != 0;
+}
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
-                          double timeout_s, const std::map<std::string, std::string>& env) {
+                          double timeout_s, const ProcessOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ProcessResult result;
+  if (interrupted()) {
+    result.interrupted = true;
+    return result;
+  }
+  int pipe_fds[2] = {-1, -1};
+  const bool channel = !options.channel_variable.empty();
+  if (channel && pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
   const pid_t pid = fork();
-  if (pid < 0) return result;
+  if (pid < 0) {
+    if (channel) {
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+    }
+    return result;
+  }
   if (pid == 0) {
     setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
@@ -29,46 +73,75 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     const int null = open("/dev/null", O_RDONLY);
     if (null >= 0) dup2(null, STDIN_FILENO);
-    for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
+    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
+    if (channel) {
+      const int inherited = dup(pipe_fds[1]);  // a dup does not inherit O_CLOEXEC
+      setenv(options.channel_variable.c_str(), std::to_string(inherited).c_str(), 1);
+    }
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execvp(args[0], args.data());
     _exit(127);
   }
-  setpgid(pid, pid);  // also from the parent, so the kill below cannot miss
+  setpgid(pid, pid);  // also from the parent, so a kill of the group cannot miss
+  g_child_group.store(pid);
+  if (interrupted()) kill(-pid, SIGKILL);  // a signal between fork and the store above
+  if (channel) {
+    close(pipe_fds[1]);
+    fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  }
+  auto drain = [&] {
+    if (!channel) return;
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      if (result.channel.size() < options.channel_limit) {
+        result.channel.append(buf, static_cast<std::size_t>(n));
+      } else {
+        result.channel_overflowed = true;
+      }
+    }
+  };
   int status = 0;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > timeout_s) {
+    if (elapsed > timeout_s || interrupted()) {
       kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      result.timed_out = true;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      result.timed_out = !interrupted();
+      result.interrupted = interrupted();
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (channel) {
+      pollfd p{pipe_fds[0], POLLIN, 0};
+      poll(&p, 1, 50);
+      drain();
+    } else {
+      usleep(50 * 1000);
+    }
   }
+  // The rest of the group (a grandchild that kept the pipe open) ends with it.
+  kill(-pid, SIGKILL);
+  if (interrupted()) {  // the handler killed it: it did not end by itself
+    result.interrupted = true;
+    result.timed_out = false;
+  }
+  g_child_group.store(0);
+  drain();
+  if (channel) close(pipe_fds[0]);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!result.timed_out) {
+  if (!result.timed_out && !result.interrupted) {
     if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   }
   return result;
-}
-
-std::string tail_of(const std::string& path, std::size_t max_lines) {
-  std::ifstream in(path);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-    if (lines.size() > max_lines) lines.pop_front();
-  }
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
 }
 
 }  // namespace grader

@@ -1,4 +1,5 @@
-// Running a child process with a time limit, its output captured to a file.
+// Child processes: a time limit, output to a log file, an optional result
+// channel, and an end to the whole tree of them when the grader is interrupted.
 #pragma once
 
 #include <map>
@@ -9,18 +10,33 @@ namespace grader {
 
 struct ProcessResult {
   bool timed_out = false;
-  int exit_code = -1;  // valid when !timed_out && signal == 0
-  int signal = 0;      // the signal that ended it, if any
+  bool interrupted = false;  // the grader got SIGINT or SIGTERM while it ran
+  int exit_code = -1;        // valid when it exited (not timed out, no signal)
+  int signal = 0;            // the signal that ended it, if any
   double seconds = 0;
+  std::string channel;       // what arrived on the result channel, if one was asked for
+  bool channel_overflowed = false;
 };
 
-//! Runs argv[0] with argv in its own process group, stdout and stderr to
-//! `log_path`, extra environment `env`. After `timeout_s` the whole group is
-//! killed (a hung kernel's host thread with it).
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
-                          double timeout_s, const std::map<std::string, std::string>& env = {});
+struct ProcessOptions {
+  std::map<std::string, std::string> env;  // added to the child's environment
+  //! Open a pipe the child inherits, its descriptor number in this variable;
+  //! what the child writes there comes back in ProcessResult::channel.
+  std::string channel_variable;
+  std::size_t channel_limit = std::size_t(8) << 20;
+};
 
-//! The last `max_lines` lines of a file.
-std::string tail_of(const std::string& path, std::size_t max_lines);
+//! Runs argv[0] with argv in a process group of its own, stdout and stderr to
+//! `log_path`. After `timeout_s`, or when the grader is interrupted, the whole
+//! group is killed (a hung kernel's host thread, nvcc's children with it).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
+                          double timeout_s, const ProcessOptions& options = {});
+
+//! Makes SIGINT and SIGTERM end the running child's process group and mark
+//! the grader interrupted, instead of killing the grader at once.
+void install_interrupt_handlers();
+
+//! True once SIGINT or SIGTERM has arrived; the signal number in `signal`.
+bool interrupted(int* signal = nullptr);
 
 }  // namespace grader

@@ -1,0 +1,109 @@
+#include "build.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+// The architectures the grader itself was configured with ("80-real,90" -> "80-real;90").
+std::string cuda_architectures() {
+  std::string list = WORKBOOK_CUDA_ARCHITECTURES;
+  std::replace(list.begin(), list.end(), ',', ';');
+  return list;
+}
+
+}  // namespace
+
+Build::Build(std::string build_dir, std::string chapters_dir, double timeout_s)
+    : build_dir_(std::move(build_dir)), chapters_dir_(std::move(chapters_dir)), timeout_s_(timeout_s) {
+  fs::create_directories(fs::path(build_dir_) / "logs");
+}
+
+std::string Build::log(const std::string& name) const {
+  return (fs::path(build_dir_) / "logs" / name).string();
+}
+
+bool Build::configure(std::string* why) {
+  const std::vector<std::string> cmd = {
+      "cmake", "-S", WORKBOOK_SOURCE_DIR, "-B", build_dir_, "-G", WORKBOOK_GENERATOR,
+      "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_CHAPTERS_ONLY=ON",
+      "-DWORKBOOK_CHAPTERS_DIR=" + chapters_dir_,
+      "-DCMAKE_CUDA_ARCHITECTURES=" + cuda_architectures(),
+      "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
+  const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
+  if (r.interrupted) {
+    *why = "interrupted";
+    return false;
+  }
+  if (r.timed_out || r.exit_code != 0) {
+    *why = tail_of(log("configure.log"), 20);
+    return false;
+  }
+  return true;
+}
+
+ProcessResult Build::build(const std::vector<std::string>& targets, const std::string& log_name) {
+  std::vector<std::string> cmd = {"cmake", "--build", build_dir_, "--target"};
+  cmd.insert(cmd.end(), targets.begin(), targets.end());
+  return run_process(cmd, log(log_name), timeout_s_);
+}
+
+std::string Build::learner_object(const std::string& slug) const {
+  const fs::path dir = fs::path(build_dir_) / "tests" / "CMakeFiles" / (slug + "_learner.dir");
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    if (it->path().filename() == "kernel.cu.o") return it->path().string();
+  }
+  return "";
+}
+
+std::string compile_errors(const std::string& log_path, const std::string& chapters_dir,
+                           std::size_t max_errors) {
+  const std::string log = read_bounded(log_path, 4 * kMaxEntryBytes);
+  // nvcc/EDG: "file(12): error: ..."; g++: "file:12:3: error: ..."; the linker; ptxas.
+  static const std::regex diagnostic(
+      R"(^(.*\(\d+\): (catastrophic )?error\b.*|.*:\d+:\d+: (fatal )?error:.*|.*(undefined reference|multiple definition) .*|ptxas (fatal|error).*|nvlink error.*))");
+  static const std::regex noise(R"(^(FAILED: |\[\d+/\d+\] |ninja: |/.*(nvcc|g\+\+|c\+\+|ld) ).*)");
+  std::istringstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  std::size_t errors = 0;
+  std::string summary;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("errors detected in the compilation") != std::string::npos ||
+        lines[i].find("error detected in the compilation") != std::string::npos) {
+      summary = lines[i];
+      continue;
+    }
+    if (!std::regex_match(lines[i], diagnostic)) continue;
+    if (++errors > max_errors) continue;
+    out += lines[i] + "\n";
+    // The source line and the caret under it (nvcc), or g++'s " 12 | code" and "    |  ^".
+    for (std::size_t k = i + 1; k < lines.size() && k <= i + 3; ++k) {
+      if (lines[k].empty() || std::regex_match(lines[k], diagnostic) ||
+          std::regex_match(lines[k], noise)) {
+        break;
+      }
+      out += lines[k] + "\n";
+    }
+  }
+  if (errors > max_errors) out += fmt::format("... and {} more errors\n", errors - max_errors);
+  if (!summary.empty()) out += summary + "\n";
+  if (out.empty()) out = tail_of(log_path, 15);
+  // Paths as the student knows them: "07_vectorized/kernel.cu(12): error: ...".
+  const std::string prefix = chapters_dir + "/";
+  for (std::size_t at; (at = out.find(prefix)) != std::string::npos;) out.erase(at, prefix.size());
+  return bounded_text(out);
+}
+
+}  // namespace grader

@@ -1,0 +1,55 @@
+// What grading found: per chapter, and for the whole run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "static_checks.hpp"
+#include "workbook/manifest.hpp"
+
+namespace grader {
+
+struct FailedTest {
+  std::string name, message;
+};
+
+struct ChapterResult {
+  const workbook::ChapterSpec* spec = nullptr;
+  std::string status;  // one of workbook::names::status
+  std::string detail;  // one paragraph: why
+  std::vector<Refusal> refusals;
+  std::vector<IdeaNote> idea;
+  int tests_passed = 0, tests_total = 0;
+  std::vector<FailedTest> failed;
+  std::vector<std::string> failed_groups;
+  //! The learner's and the reference's GB/s at 2^27, each with the streaming-read
+  //! ceiling measured in its own process.
+  std::optional<double> learner_gbps, learner_ceiling_gbps, reference_gbps, reference_ceiling_gbps;
+  //! (learner / its ceiling) / (reference / its ceiling): clock drift between the two
+  //! processes cancels.
+  std::optional<double> bandwidth_ratio;
+  bool bandwidth_passed = false;
+  double points = 0;
+  int max_points() const { return spec->correctness_points + spec->performance_points; }
+};
+
+struct DeviceSummary {
+  std::string name;
+  int multiprocessors = 0;
+  std::string driver_cuda, runtime_cuda;
+};
+
+struct GradingRun {
+  std::string chapters_dir, build_dir, date;
+  std::uint64_t seed = 0;
+  std::optional<DeviceSummary> device;
+  bool graded = false;       // a GPU was there to run tests on
+  bool interrupted = false;  // SIGINT or SIGTERM ended it early
+  std::vector<ChapterResult> chapters;
+  double points() const;
+  int max_points() const;
+};
+
+}  // namespace grader

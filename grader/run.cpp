@@ -1,0 +1,90 @@
+#include "run.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "text.hpp"
+#include "workbook/names.hpp"
+
+namespace grader {
+
+const TestRecord* TestRun::find(const std::string& name) const {
+  for (const TestRecord& t : tests) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
+                  double timeout_s, const std::map<std::string, std::string>& env) {
+  TestRun run;
+  ProcessOptions options;
+  options.env = env;
+  options.channel_variable = workbook::names::kResultFdVariable;
+  run.process = run_process(argv, log_path, timeout_s, options);
+  std::istringstream in(run.process.channel);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json record;
+    try {
+      record = nlohmann::json::parse(line);
+      const std::string event = record.at("event").get<std::string>();
+      if (event == "begin") {
+        run.began = true;
+        run.problem = bounded_text(record.value("problem", ""), 2048);
+      } else if (event == "test") {
+        TestRecord t;
+        t.name = bounded_text(record.at("name").get<std::string>(), 512);
+        t.group = std::string(workbook::names::group_of(t.name));
+        t.result = record.at("result").get<std::string>();
+        for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
+        for (const auto& [key, value] : record.at("properties").items()) {
+          t.properties[key] = bounded_text(value.is_string() ? value.get<std::string>() : value.dump(), 256);
+        }
+        run.tests.push_back(std::move(t));
+      } else if (event == "context_lost") {
+        run.context_lost = bounded_text(record.at("name").get<std::string>() + ": " +
+                                        record.at("error").get<std::string>(), 1024);
+      } else if (event == "end") {
+        run.ended = true;
+      } else {
+        ++run.unreadable_lines;
+      }
+    } catch (const std::exception&) {
+      ++run.unreadable_lines;
+    }
+  }
+  return run;
+}
+
+std::vector<std::string> list_tests(const std::string& executable, const std::string& filter,
+                                    const std::string& log_path) {
+  std::vector<std::string> argv = {executable, "--gtest_list_tests"};
+  if (!filter.empty()) argv.push_back("--gtest_filter=" + filter);
+  const ProcessResult r = run_process(argv, log_path, 60);
+  if (r.timed_out || r.interrupted || r.exit_code != 0) {
+    throw std::runtime_error(fmt::format("{} --gtest_list_tests failed:\n{}", executable, tail_of(log_path, 10)));
+  }
+  // "Sizes/ExactSums." then "  EveryElementCountedOnce/n_1  # GetParam() = 1"
+  std::ifstream in(log_path);
+  std::vector<std::string> tests;
+  std::string suite;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    if (line[0] != ' ') {
+      suite = line.substr(0, line.find_first_of(" #"));
+      if (!suite.empty() && suite.back() == '.') suite.pop_back();
+      continue;
+    }
+    const std::size_t begin = line.find_first_not_of(' ');
+    const std::string name = line.substr(begin, line.find_first_of(" #", begin) - begin);
+    if (!suite.empty() && !name.empty()) tests.push_back(suite + "." + name);
+  }
+  return tests;
+}
+
+}  // namespace grader

@@ -1,0 +1,41 @@
+// Running a chapter's test process and reading what it reported over the
+// result channel (never its stdout, never a file it could name).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+namespace grader {
+
+struct TestRecord {
+  std::string name;    // "Sizes/ExactSums.EveryElementCountedOnce/n_1000"
+  std::string group;   // "ExactSums"
+  std::string result;  // passed, failed, skipped
+  std::vector<std::string> failures;
+  std::map<std::string, std::string> properties;
+};
+
+struct TestRun {
+  ProcessResult process;
+  bool began = false;
+  std::string problem;  // what the process found wrong before any test (registration)
+  std::vector<TestRecord> tests;
+  bool ended = false;
+  std::string context_lost;  // "<test>: <error>" when a kernel broke the CUDA context
+  int unreadable_lines = 0;
+  const TestRecord* find(const std::string& name) const;
+};
+
+//! Runs a chapter test process (argv) with the result channel and a time limit.
+TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
+                  double timeout_s, const std::map<std::string, std::string>& env);
+
+//! The tests an executable holds, from `--gtest_list_tests` (with `filter`, if any),
+//! in the order they run. Throws std::runtime_error when it cannot list them.
+std::vector<std::string> list_tests(const std::string& executable, const std::string& filter,
+                                    const std::string& log_path);
+
+}  // namespace grader

@@ -1,0 +1,212 @@
+// Host-only tests of the grader's parts that need no GPU: text from children
+// made valid UTF-8 and bounded, compiler errors as nvcc prints them, reports
+// written atomically or not at all, the roster's columns, and child processes
+// that end with their whole group on a time limit or an interrupt.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "build.hpp"
+#include "process.hpp"
+#include "report.hpp"
+#include "text.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("grader_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// True when nlohmann-json's strict writer accepts `text` (it throws on invalid UTF-8).
+bool strict_json_accepts(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+TEST(Text, EveryByteSequenceBecomesValidUtf8) {
+  const std::string latin1 = "caf\xe9";
+  const std::string gbk = "\xc4\xe3\xba\xc3";
+  const std::string utf16 = std::string("\xff\xfe/\0/\0 \0", 8);
+  const std::string overlong = "\xc0\xaf and \xe0\x80\xaf";
+  const std::string surrogate = "\xed\xa0\x80";
+  const std::string truncated = "ok \xe2\x82";
+  const std::string stray = "\x80\xbf";
+  for (const std::string& bad : {latin1, gbk, utf16, overlong, surrogate, truncated, stray}) {
+    EXPECT_FALSE(strict_json_accepts(bad)) << "the test input should be invalid";
+    const std::string fixed = valid_utf8(bad);
+    EXPECT_TRUE(strict_json_accepts(fixed)) << fixed;
+    EXPECT_EQ(valid_utf8(fixed), fixed) << "valid text is left as it is";
+  }
+  EXPECT_EQ(valid_utf8("caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82\n\tx"),
+            "caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82\n\tx");
+  EXPECT_EQ(valid_utf8("a\x1b[2Jb"), "a\xef\xbf\xbd[2Jb") << "no terminal escapes";
+  EXPECT_EQ(valid_utf8("line\r\n"), "line\n");
+  std::string blob;
+  for (int i = 0; i < 65536; ++i) blob += static_cast<char>((i * 7919) & 0xff);
+  EXPECT_TRUE(strict_json_accepts(valid_utf8(blob)));
+}
+
+TEST(Text, EntriesAreBounded) {
+  const std::string big(5 << 20, 'x');
+  const std::string cut = bounded_text(big);
+  EXPECT_LE(cut.size(), kMaxEntryBytes + 200);
+  EXPECT_NE(cut.find("more bytes cut"), std::string::npos);
+  // Never cut in the middle of a character.
+  std::string wide;
+  while (wide.size() < 2 * kMaxEntryBytes) wide += "\xe4\xbd\xa0";
+  EXPECT_TRUE(strict_json_accepts(bounded_text(wide)));
+  const fs::path file = scratch("big.log");
+  std::ofstream(file, std::ios::binary) << std::string(3 << 20, 'y') << "\n\xff the end\n";
+  const std::string read = read_bounded(file.string());
+  EXPECT_LE(read.size(), kMaxEntryBytes + 200);
+  EXPECT_NE(read.find("the end"), std::string::npos) << "the end of a long log is kept";
+  EXPECT_TRUE(strict_json_accepts(read));
+  EXPECT_EQ(tail_of(file.string(), 1), "\xef\xbf\xbd the end\n");
+}
+
+TEST(CompileErrors, AsNvccPrintsThem) {
+  const fs::path log = scratch("build.log");
+  std::ofstream(log) << "[1/3] Building CUDA object tests/CMakeFiles/x.dir/kernel.cu.o\n"
+                        "FAILED: tests/CMakeFiles/00_naive_learner.dir/subs/alice/chapters/00_naive/kernel.cu.o\n"
+                        "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DWORKBOOK_SUBJECT=error ...\n"
+                        "/subs/alice/chapters/00_naive/kernel.cu(14): error: identifier \"undefined_name\" is undefined\n"
+                        "    float error_count = undefined_name;\n"
+                        "                        ^\n"
+                        "\n"
+                        "/subs/alice/chapters/00_naive/kernel.cu(20): error: expected a \";\"\n"
+                        "    }\n"
+                        "    ^\n"
+                        "\n"
+                        "2 errors detected in the compilation of \"/subs/alice/chapters/00_naive/kernel.cu\".\n"
+                        "ninja: build stopped: subcommand failed.\n";
+  const std::string out = compile_errors(log.string(), "/subs/alice/chapters");
+  EXPECT_EQ(out,
+            "00_naive/kernel.cu(14): error: identifier \"undefined_name\" is undefined\n"
+            "    float error_count = undefined_name;\n"
+            "                        ^\n"
+            "00_naive/kernel.cu(20): error: expected a \";\"\n"
+            "    }\n"
+            "    ^\n"
+            "2 errors detected in the compilation of \"00_naive/kernel.cu\".\n");
+  std::ofstream many(log);
+  for (int i = 0; i < 100; ++i) many << "k.cu(" << i << "): error: bad " << i << "\n  x\n  ^\n\n";
+  many.close();
+  const std::string some = compile_errors(log.string(), "/nowhere");
+  EXPECT_NE(some.find("k.cu(4): error"), std::string::npos);
+  EXPECT_EQ(some.find("k.cu(5): error"), std::string::npos);
+  EXPECT_NE(some.find("and 95 more errors"), std::string::npos);
+}
+
+TEST(Reports, WrittenAtomicallyOrNotAtAll) {
+  const fs::path good = scratch("report.json");
+  EXPECT_EQ(write_atomically(good.string(), "{}\n"), "");
+  EXPECT_EQ(slurp(good), "{}\n");
+  const std::string why = write_atomically("/nonexistent-dir/report.json", "{}");
+  EXPECT_NE(why.find("does not exist"), std::string::npos) << why;
+  EXPECT_NE(write_atomically(scratch("").string(), "{}"), "") << "a directory is not a file";
+  for (const auto& entry : fs::directory_iterator(good.parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << "no temporary left";
+  }
+}
+
+TEST(Reports, RosterHasOneColumnPerChapter) {
+  workbook::Manifest manifest;
+  for (const char* slug : {"00_a", "01_b", "02_c"}) {
+    workbook::ChapterSpec spec;
+    spec.slug = slug;
+    spec.correctness_points = 7;
+    spec.performance_points = 3;
+    manifest.chapters.push_back(spec);
+  }
+  GradingRun run;
+  run.chapters_dir = "/subs/alice/chapters";
+  run.date = "2026-11-30T00:00:00Z";
+  ChapterResult only;
+  only.spec = &manifest.chapters[1];
+  only.status = "passed";
+  only.points = 10;
+  run.chapters.push_back(only);
+  const fs::path roster = scratch("roster.csv");
+  fs::remove(roster);
+  ASSERT_EQ(append_roster(roster.string(), run, manifest), "");
+  run.chapters[0].spec = &manifest.chapters[2];  // another run grades another chapter
+  run.chapters_dir = "/subs/bob,jr/chapters";
+  ASSERT_EQ(append_roster(roster.string(), run, manifest), "");
+  EXPECT_EQ(slurp(roster),
+            "submission,date,seed,points,max_points,00_a,01_b,02_c\n"
+            "alice,2026-11-30T00:00:00Z,0,10,10,,10,\n"
+            "bob_jr,2026-11-30T00:00:00Z,0,10,10,,,10\n");
+  std::ofstream(roster) << "submission,points,00_a\nx,1,1\n";
+  EXPECT_NE(append_roster(roster.string(), run, manifest).find("start a new roster"), std::string::npos);
+}
+
+TEST(Processes, ATimeLimitEndsTheWholeGroup) {
+  const fs::path pid_file = scratch("grandchild.pid");
+  fs::remove(pid_file);
+  const ProcessResult r = run_process(
+      {"sh", "-c", "sleep 300 & echo $! > " + pid_file.string() + "; wait"}, scratch("t.log").string(), 1.0);
+  EXPECT_TRUE(r.timed_out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int grandchild = std::stoi(slurp(pid_file));
+  // Gone, or a zombie waiting for a reaper (in a container, PID 1 may never reap it).
+  const std::string stat = slurp("/proc/" + std::to_string(grandchild) + "/stat");
+  const std::size_t paren = stat.rfind(')');
+  const bool running = paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] != 'Z';
+  EXPECT_FALSE(running) << "the grandchild (a test's host thread, nvcc's cicc) must be gone: " << stat;
+}
+
+TEST(Processes, TheChannelIsAnInheritedDescriptor) {
+  ProcessOptions options;
+  options.channel_variable = workbook::names::kResultFdVariable;
+  const ProcessResult r = run_process(
+      {"sh", "-c", std::string("echo '{\"event\":\"end\"}' >&$") + workbook::names::kResultFdVariable + "; echo noise"},
+      scratch("c.log").string(), 10, options);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.channel, "{\"event\":\"end\"}\n");
+  EXPECT_EQ(slurp(scratch("c.log")), "noise\n") << "stdout is a log, never results";
+}
+
+TEST(Processes, AnInterruptEndsTheChildAndIsRemembered) {
+  install_interrupt_handlers();
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  });
+  const ProcessResult r = run_process({"sleep", "60"}, scratch("i.log").string(), 30);
+  interrupter.join();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.seconds, 10);
+  int sig = 0;
+  EXPECT_TRUE(interrupted(&sig));
+  EXPECT_EQ(sig, SIGINT);
+  EXPECT_TRUE(run_process({"true"}, scratch("j.log").string(), 5).interrupted) << "nothing new starts";
+}
+
+}  // namespace
+}  // namespace grader

@@ -1,0 +1,41 @@
+# The grader's static checks (grader/static_checks.cpp) on the hostile submissions, the
+# references, the stubs and the faulty submissions: host only, no GPU needed. Included from
+# tests/CMakeLists.txt outside WORKBOOK_CHAPTERS_ONLY.
+#
+# cuobjdump is optional (then the idea notes are not tested); PyPI's nvidia-cuda-cuobjdump and
+# nvidia-cuda-nvdisasm bring one: point WORKBOOK_CUOBJDUMP at it.
+find_program(WORKBOOK_CUOBJDUMP cuobjdump HINTS "${CUDAToolkit_BIN_DIR}"
+             DOC "cuobjdump, for the idea notes (optional)")
+if(NOT WORKBOOK_CUOBJDUMP)
+  set(static_checks_cuobjdump "")
+else()
+  set(static_checks_cuobjdump "${WORKBOOK_CUOBJDUMP}")
+endif()
+# nm and objdump: binutils, as CMake found them for the compilers.
+if(NOT CMAKE_NM OR NOT CMAKE_OBJDUMP)
+  find_program(CMAKE_NM nm REQUIRED)
+  find_program(CMAKE_OBJDUMP objdump REQUIRED)
+endif()
+
+# The directories whose headers a chapter may include, joined by '|' (a list would split).
+set(static_checks_roots ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES}
+    ${CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES} ${CUDAToolkit_INCLUDE_DIRS})
+list(REMOVE_DUPLICATES static_checks_roots)
+list(JOIN static_checks_roots "|" static_checks_roots)
+
+add_executable(static_checks_test
+  ${CMAKE_CURRENT_LIST_DIR}/static_checks_test.cpp
+  ${PROJECT_SOURCE_DIR}/grader/static_checks.cpp
+  ${PROJECT_SOURCE_DIR}/grader/process.cpp)
+target_include_directories(static_checks_test PRIVATE ${PROJECT_SOURCE_DIR}/grader)
+target_link_libraries(static_checks_test PRIVATE GTest::gtest_main fmt::fmt nlohmann_json::nlohmann_json)
+target_compile_definitions(static_checks_test PRIVATE
+  WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  WORKBOOK_NVCC="${CMAKE_CUDA_COMPILER}"
+  WORKBOOK_NM="${CMAKE_NM}"
+  WORKBOOK_OBJDUMP="${CMAKE_OBJDUMP}"
+  WORKBOOK_CUOBJDUMP="${static_checks_cuobjdump}"
+  WORKBOOK_INCLUDE_ROOTS="${static_checks_roots}")
+add_test(NAME grader.static_checks COMMAND static_checks_test)
+# About 40 nvcc runs, two at a time on two cores.
+set_tests_properties(grader.static_checks PROPERTIES TIMEOUT 900)

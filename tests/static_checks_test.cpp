@@ -1,0 +1,449 @@
+// The grader's static checks on real files, without a GPU: every hostile submission that names a
+// refusal is refused for that reason, every other planted submission passes them (its fault shows
+// at run time), and so do the references and the stubs.
+//
+// A file under tests/submissions/{hostile,honest}*/<slug>/kernel.cu starts with two lines:
+//   // hostile: <what it tries>                (or // honest: ...)
+//   // expect: rejected ~ <regex a refusal's reason must match>
+// or any other expectation (`// expect: accepted`, `// expect: failed ~ ...`): then the static
+// checks must let it through. Its includes are checked; when they pass, it is compiled (one
+// architecture, the build's flags) and its object is checked. The faulty* and malformed* trees
+// are only preprocessed: nothing they include may be refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "process.hpp"
+#include "static_checks.hpp"
+
+namespace fs = std::filesystem;
+using namespace grader;
+
+namespace {
+
+const fs::path kSourceDir = WORKBOOK_SOURCE_DIR;
+// One architecture keeps the compiles short; the grader passes the build's own list.
+const std::vector<std::string> kArchFlags = {"-arch=sm_80"};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+fs::path work_root() {
+  static const fs::path root = [] {
+    fs::path dir = fs::temp_directory_path() / fmt::format("static_checks_test-{}", getpid());
+    fs::create_directories(dir);
+    return dir;
+  }();
+  return root;
+}
+
+// The scratch directory goes when the tests end.
+class RemoveWorkDir : public ::testing::Environment {
+ public:
+  void TearDown() override;
+};
+
+std::vector<std::string> compile_flags(const std::string& slug, const std::string& subject) {
+  std::vector<std::string> flags = {"-O3", "-DNDEBUG", "-lineinfo", "-std=c++17",
+                                    "-I" + (kSourceDir / "tests" / "harness").string(),
+                                    fmt::format("-DWORKBOOK_SUBJECT=\"{}\"", subject),
+                                    fmt::format("-DWORKBOOK_CHAPTER=\"{}\"", slug)};
+  flags.insert(flags.end(), kArchFlags.begin(), kArchFlags.end());
+  return flags;
+}
+
+Toolchain toolchain(const std::string& slug, const std::string& subject, const fs::path& work) {
+  Toolchain tc;
+  tc.nvcc = WORKBOOK_NVCC;
+  tc.nm = WORKBOOK_NM;
+  tc.objdump = WORKBOOK_OBJDUMP;
+  tc.cuobjdump = WORKBOOK_CUOBJDUMP;
+  tc.include_roots = split(WORKBOOK_INCLUDE_ROOTS, '|');
+  static const std::vector<std::string> host_dirs = host_compiler_include_dirs(WORKBOOK_NVCC, fs::temp_directory_path().string());
+  tc.include_roots.insert(tc.include_roots.end(), host_dirs.begin(), host_dirs.end());
+  tc.harness_dir = (kSourceDir / "tests" / "harness").string();
+  tc.compile_flags = compile_flags(slug, subject);
+  tc.work_dir = work.string();
+  tc.preprocess_timeout_s = 30;
+  tc.preprocess_memory_mib = 2048;  // `#include "/dev/zero"` ends within seconds
+  return tc;
+}
+
+void RemoveWorkDir::TearDown() {
+  std::error_code ec;
+  fs::remove_all(work_root(), ec);
+}
+::testing::Environment* const remove_work_dir = ::testing::AddGlobalTestEnvironment(new RemoveWorkDir);
+
+const Rules& rules() {
+  static const Rules r = load_rules((kSourceDir / "grader" / "manifest.json").string());
+  return r;
+}
+
+std::string joined(const std::vector<Refusal>& refusals) {
+  std::string s;
+  for (const Refusal& r : refusals) s += fmt::format("\n  [{}] {}", r.check, r.reason);
+  return s.empty() ? " (none)" : s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The files under test, found when the test starts.
+
+struct Case {
+  std::string name;     // test name
+  std::string tree;     // hostile, hostile-2, solutions, chapters, faulty, ...
+  std::string slug;
+  fs::path source;
+  bool planted = false;           // hostile* and honest* trees: the file says what to expect
+  bool compile = false;           // compile and check the object too
+  bool expect_rejected = false;   // from the expect line
+  std::string expect_regex;       // a refusal's reason must match it
+  std::string header_error;       // a planted file without the two header lines
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.source.string(); }
+
+void read_header(Case& c) {
+  std::ifstream in(c.source);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  if (first.rfind("// hostile: ", 0) != 0 && first.rfind("// honest: ", 0) != 0) {
+    c.header_error = "the first line must be `// hostile: <what it tries>` or `// honest: ...`";
+    return;
+  }
+  static const std::regex expect_re(R"(^// expect: (rejected ~ (.+)|\S.*)$)");
+  std::smatch m;
+  if (!std::regex_match(second, m, expect_re)) {
+    c.header_error = "the second line must be `// expect: rejected ~ <regex>` or another expectation";
+    return;
+  }
+  c.expect_rejected = m[2].matched;
+  c.expect_regex = m[2].str();
+}
+
+std::string test_name(const std::string& tree, const std::string& slug) {
+  std::string name = tree + "_" + slug;
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+std::vector<Case> discover() {
+  std::vector<Case> cases;
+  auto add_tree = [&](const fs::path& dir, const std::string& tree, bool planted, bool compile) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return;
+    std::vector<fs::path> chapters;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.is_directory() && fs::is_regular_file(entry.path() / "kernel.cu")) {
+        chapters.push_back(entry.path());
+      }
+    }
+    std::sort(chapters.begin(), chapters.end());
+    for (const fs::path& chapter : chapters) {
+      Case c;
+      c.tree = tree;
+      c.slug = chapter.filename().string();
+      c.name = test_name(tree, c.slug);
+      c.source = chapter / "kernel.cu";
+      c.planted = planted;
+      c.compile = compile;
+      if (planted) read_header(c);
+      cases.push_back(c);
+    }
+  };
+  const fs::path submissions = kSourceDir / "tests" / "submissions";
+  std::vector<fs::path> trees;
+  for (const auto& entry : fs::directory_iterator(submissions)) {
+    if (entry.is_directory()) trees.push_back(entry.path());
+  }
+  std::sort(trees.begin(), trees.end());
+  auto planted = [](const std::string& name) {
+    return name.rfind("hostile", 0) == 0 || name.rfind("honest", 0) == 0;
+  };
+  for (const fs::path& tree : trees) {
+    if (planted(tree.filename().string())) add_tree(tree, tree.filename().string(), true, true);
+  }
+  add_tree(kSourceDir / "solutions", "solutions", false, true);
+  add_tree(kSourceDir / "chapters", "chapters", false, true);
+  // The other trees (faulty, malformed): includes only; some do not compile, on purpose.
+  for (const fs::path& tree : trees) {
+    if (!planted(tree.filename().string())) add_tree(tree, tree.filename().string(), false, false);
+  }
+  return cases;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = discover();
+  return all;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking every case once, two at a time, before the first test looks at its result.
+
+struct Outcome {
+  std::vector<Refusal> include_refusals;
+  bool compiled = false;
+  std::string compile_log;  // when the compile failed
+  std::vector<Refusal> object_refusals;
+  std::vector<IdeaNote> ideas;
+  std::string error;  // an exception from the checks
+};
+
+Outcome run_case(const Case& c) {
+  Outcome out;
+  const fs::path work = work_root() / c.name;
+  fs::create_directories(work);
+  const bool reference = c.tree == "solutions";
+  Toolchain tc = toolchain(c.slug, reference ? "reference" : "learner", work);
+  // The references share solutions/common; a learner's tree has no such directory to include.
+  if (reference) tc.extra_allowed = {(kSourceDir / "solutions" / "common").string()};
+  try {
+    out.include_refusals = check_includes(tc, rules(), c.slug, c.source.string());
+    if (!out.include_refusals.empty() || !c.compile) return out;
+    const fs::path object = work / "kernel.o";
+    std::vector<std::string> argv = {tc.nvcc};
+    argv.insert(argv.end(), tc.compile_flags.begin(), tc.compile_flags.end());
+    argv.insert(argv.end(), {"-c", c.source.string(), "-o", object.string()});
+    const fs::path log = work / "compile.log";
+    const ProcessResult r = run_process(argv, log.string(), 300);
+    if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
+      std::ifstream in(log);
+      out.compile_log.assign(std::istreambuf_iterator<char>(in), {});
+      return out;
+    }
+    out.compiled = true;
+    out.object_refusals = check_object(tc, rules(), c.slug, object.string());
+    out.ideas = idea_notes(tc, rules(), c.slug, object.string());
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+const std::map<std::string, Outcome>& outcomes() {
+  static const std::map<std::string, Outcome> all = [] {
+    std::map<std::string, Outcome> results;
+    std::mutex mutex;
+    std::size_t next = 0;
+    const unsigned workers = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> threads;
+    for (unsigned w = 0; w < workers; ++w) {
+      threads.emplace_back([&] {
+        for (;;) {
+          std::size_t i;
+          {
+            const std::lock_guard<std::mutex> lock(mutex);
+            if (next == cases().size()) return;
+            i = next++;
+          }
+          Outcome o = run_case(cases()[i]);
+          const std::lock_guard<std::mutex> lock(mutex);
+          results[cases()[i].name] = std::move(o);
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    return results;
+  }();
+  return all;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class Submission : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Submission, MeetsItsExpectation) {
+  const Case& c = GetParam();
+  const Outcome& o = outcomes().at(c.name);
+  ASSERT_TRUE(o.error.empty()) << c.source << ": " << o.error;
+  if (c.planted) {
+    ASSERT_TRUE(c.header_error.empty()) << c.source << ": " << c.header_error;
+  }
+  std::vector<Refusal> all = o.include_refusals;
+  all.insert(all.end(), o.object_refusals.begin(), o.object_refusals.end());
+  for (const Refusal& r : all) {
+    EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "a reason is one line: " << r.reason;
+    EXPECT_TRUE(std::all_of(r.reason.begin(), r.reason.end(),
+                            [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
+        << "a reason is printable ASCII: " << r.reason;
+    // A refused file's content never reaches a reason (/etc/passwd's first entry is root's).
+    EXPECT_EQ(r.reason.find("root:"), std::string::npos) << r.reason;
+  }
+
+  if (!c.expect_rejected) {
+    // References, stubs, honest submissions and those whose fault shows at run time.
+    EXPECT_TRUE(o.include_refusals.empty()) << c.source << " includes:" << joined(o.include_refusals);
+    if (c.compile) {
+      ASSERT_TRUE(o.compiled) << c.source << " does not compile:\n" << o.compile_log;
+      EXPECT_TRUE(o.object_refusals.empty()) << c.source << " object:" << joined(o.object_refusals);
+    }
+    return;
+  }
+  const std::regex expected(c.expect_regex);
+  const bool matched = std::any_of(all.begin(), all.end(), [&](const Refusal& r) {
+    return std::regex_search(r.reason, expected);
+  });
+  for (const Refusal& r : all) std::cout << "  refused [" << r.check << "] " << r.reason << "\n";
+  EXPECT_TRUE(matched) << c.source << ": no refusal matches /" << c.expect_regex
+                       << "/; refusals:" << joined(all)
+                       << (o.compile_log.empty() ? "" : "\ncompile log:\n" + o.compile_log);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, Submission, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(StaticChecks, FindsTheSubmissions) {
+  const auto hostile = std::count_if(cases().begin(), cases().end(),
+                                     [](const Case& c) { return c.expect_rejected; });
+  EXPECT_GE(hostile, 12) << "tests/submissions/hostile*/ should hold the hostile set";
+  const auto solutions = std::count_if(cases().begin(), cases().end(),
+                                       [](const Case& c) { return c.tree == "solutions"; });
+  EXPECT_EQ(solutions, static_cast<long>(rules().chapters.size()));
+}
+
+TEST(StaticChecks, EveryManifestChapterHasRules) {
+  for (const auto& [slug, chapter] : rules().chapters) {
+    EXPECT_TRUE(fs::is_regular_file(kSourceDir / "solutions" / slug / "kernel.cu")) << slug;
+  }
+}
+
+// The idea notes of the references, where cuobjdump is found (PyPI: nvidia-cuda-cuobjdump).
+TEST(StaticChecks, ReferencesShowTheirIdea) {
+  if (std::string(WORKBOOK_CUOBJDUMP).empty()) GTEST_SKIP() << "no cuobjdump: idea notes not computed";
+  for (const Case& c : cases()) {
+    if (c.tree != "solutions") continue;
+    const Outcome& o = outcomes().at(c.name);
+    for (const IdeaNote& note : o.ideas) {
+      std::cout << "  " << c.slug << ": " << note.what << ": " << note.evidence << "\n";
+      EXPECT_TRUE(note.shown) << c.slug << ": " << note.what << ": " << note.evidence;
+    }
+  }
+}
+
+TEST(StaticChecks, StubsDoNotShowTheIdeaInTheMachineCode) {
+  if (std::string(WORKBOOK_CUOBJDUMP).empty()) GTEST_SKIP() << "no cuobjdump: idea notes not computed";
+  for (const Case& c : cases()) {
+    if (c.tree != "chapters") continue;
+    for (const IdeaNote& note : outcomes().at(c.name).ideas) {
+      EXPECT_FALSE(note.shown) << c.slug << ": " << note.what << ": " << note.evidence;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pieces.
+
+TEST(StaticChecks, GlobMatch) {
+  EXPECT_TRUE(glob_match("std::__throw_*", "std::__throw_length_error(char const*)"));
+  EXPECT_TRUE(glob_match("exit", "exit"));
+  EXPECT_FALSE(glob_match("exit", "_exit"));
+  EXPECT_TRUE(glob_match("*printf*", "__fprintf_chk"));
+  EXPECT_TRUE(glob_match("a*b*c", "abxbc"));
+  EXPECT_FALSE(glob_match("a*b*c", "abxbd"));
+  EXPECT_TRUE(glob_match("*", ""));
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST(StaticChecks, LoadRulesNamesTheBadField) {
+  const fs::path dir = work_root() / "manifests";
+  fs::create_directories(dir);
+  nlohmann::json manifest;
+  {
+    std::ifstream in(kSourceDir / "grader" / "manifest.json");
+    manifest = nlohmann::json::parse(in);
+  }
+  auto expect_error = [&](nlohmann::json m, const std::string& needle) {
+    const fs::path path = dir / "manifest.json";
+    write(path, m.dump(2));
+    try {
+      load_rules(path.string());
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  {
+    auto m = manifest;
+    m["chapters"][7]["idea"][0] = {{"what", "x"}, {"ptx", "ld.global.v4"}};
+    expect_error(m, "unknown pattern kind \"ptx\"");
+  }
+  {
+    auto m = manifest;
+    m["chapters"][7]["idea"][0] = {{"what", "x"}, {"sass", "("}};
+    expect_error(m, "chapters[7].idea[0].sass");
+  }
+  {
+    auto m = manifest;
+    m["chapters"][3].erase("symbols");
+    expect_error(m, "missing \"symbols\"");
+  }
+  {
+    auto m = manifest;
+    m["trust"].erase("allowed_symbols");
+    expect_error(m, "missing \"allowed_symbols\"");
+  }
+  {
+    auto m = manifest;
+    m["trust"]["refused_includes"][0]["pattern"] = "/usr/include/cub/";
+    expect_error(m, "trust.refused_includes[0].pattern");
+  }
+}
+
+// A file that lies next to the source, nvcc -M on a missing include, and a FIFO.
+TEST(StaticChecks, IncludeCornerCases) {
+  const fs::path dir = work_root() / "corners" / "07_vectorized";
+  fs::create_directories(dir);
+  const Toolchain tc = toolchain("07_vectorized", "learner", work_root() / "corners-work");
+
+  // A missing header: the compiler reports it, not the static check.
+  write(dir / "kernel.cu", "#include \"workbook/chapter.cuh\"\n#include \"not_here.cuh\"\n");
+  EXPECT_TRUE(check_includes(tc, rules(), "07_vectorized", (dir / "kernel.cu").string()).empty());
+
+  // A missing file whose path alone is out of bounds, after a refused one that exists.
+  write(dir / "kernel.cu", "#include \"/etc/hostname\"\n#include \"../../../solutions/nothing.cu\"\n");
+  std::vector<Refusal> r = check_includes(tc, rules(), "07_vectorized", (dir / "kernel.cu").string());
+  ASSERT_EQ(r.size(), 2u) << joined(r);
+  EXPECT_NE(r[0].reason.find("/etc/hostname"), std::string::npos) << r[0].reason;
+  EXPECT_NE(r[1].reason.find("nothing.cu"), std::string::npos) << r[1].reason;
+
+  // A FIFO nobody writes: the preprocessor waits until the time limit.
+  const fs::path fifo = dir / "fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  write(dir / "kernel.cu", "#include \"" + fifo.string() + "\"\n");
+  Toolchain quick = tc;
+  quick.preprocess_timeout_s = 3;
+  r = check_includes(quick, rules(), "07_vectorized", (dir / "kernel.cu").string());
+  ASSERT_EQ(r.size(), 1u) << joined(r);
+  EXPECT_EQ(r[0].check, "preprocess");
+  EXPECT_NE(r[0].reason.find("preprocessing did not finish"), std::string::npos) << r[0].reason;
+}
+
+}  // namespace
