@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <future>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -177,6 +178,16 @@ class Grader {
                  build_.log("configure.log"));
       return false;
     }
+    if (!find_tools()) return false;
+    // What each learner's file includes is checked while the harness builds.
+    for (const workbook::ChapterSpec* spec : chosen) {
+      const fs::path source = fs::path(opt_.chapters_dir) / spec->slug / "kernel.cu";
+      std::error_code ec;
+      if (!fs::is_regular_file(source, ec)) continue;
+      includes_[spec->slug] = std::async(std::launch::async, [this, spec, source] {
+        return check_includes(tools_for(*spec), rules_, spec->slug, source.string());
+      });
+    }
     fmt::print("done\nbuilding the harness and the references ... ");
     std::fflush(stdout);
     std::vector<std::string> targets = {"chapter_tests"};
@@ -189,7 +200,28 @@ class Grader {
                  tail_of(build_.log("harness.log"), 20), build_.log("harness.log"));
       return false;
     }
-    fmt::print("done ({:.0f} s)\n\n", h.seconds);
+    fmt::print("done ({:.0f} s)\n", h.seconds);
+    // Then every learner's file that may be compiled, in parallel; a chapter whose file does not
+    // compile is built again on its own when it is graded, for a log of its own.
+    std::vector<std::string> learners;
+    for (auto& [slug, refusals] : includes_) {
+      if (refusals.get().empty()) learners.push_back(slug + "_learner");
+    }
+    if (!learners.empty()) {
+      fmt::print("compiling the learner's files ... ");
+      std::fflush(stdout);
+      // Keep going past a file that does not compile (Ninja: -k 0; Make: -k).
+      const std::string generator = WORKBOOK_GENERATOR;
+      if (generator.find("Ninja") != std::string::npos) {
+        learners.insert(learners.end(), {"--", "-k", "0"});
+      } else if (generator.find("Makefiles") != std::string::npos) {
+        learners.insert(learners.end(), {"--", "-k"});
+      }
+      const ProcessResult l = build_.build(learners, "learners.log");
+      if (l.interrupted) return false;
+      fmt::print("done ({:.0f} s)\n", l.seconds);
+    }
+    fmt::print("\n");
     if (!chosen.empty()) {
       // The tests a chapter process must report, from a process that holds no learner code.
       const std::string exe = executable("reference_" + chosen.front()->slug);
@@ -207,6 +239,10 @@ class Grader {
         return false;
       }
     }
+    return true;
+  }
+
+  bool find_tools() {
     arch_flags_ = nvcc_architectures(WORKBOOK_CUDA_ARCHITECTURES);
     tools_.nvcc = WORKBOOK_CUDA_COMPILER;
     tools_.nm = find_tool("nm");
@@ -236,6 +272,15 @@ class Grader {
     return true;
   }
 
+  Toolchain tools_for(const workbook::ChapterSpec& spec) const {
+    Toolchain tools = tools_;
+    tools.compile_flags = {"-std=c++17", "-I" + tools_.harness_dir, "-DWORKBOOK_SUBJECT=\"learner\"",
+                           "-DWORKBOOK_CHAPTER=\"" + spec.slug + "\""};
+    for (const std::string& flag : split(WORKBOOK_LEARNER_CUDA_FLAGS, ' ')) tools.compile_flags.push_back(flag);
+    tools.compile_flags.insert(tools.compile_flags.end(), arch_flags_.begin(), arch_flags_.end());
+    return tools;
+  }
+
   std::string executable(const std::string& name) const {
     return (fs::path(opt_.build_dir) / "tests" / name).string();
   }
@@ -261,12 +306,12 @@ class Grader {
       r.detail = fmt::format("{} does not exist", source.string());
       return;
     }
-    Toolchain tools = tools_;
-    tools.compile_flags = {"-std=c++17", "-I" + tools_.harness_dir, "-DWORKBOOK_SUBJECT=\"learner\"",
-                           "-DWORKBOOK_CHAPTER=\"" + spec.slug + "\""};
-    for (const std::string& flag : split(WORKBOOK_LEARNER_CUDA_FLAGS, ' ')) tools.compile_flags.push_back(flag);
-    tools.compile_flags.insert(tools.compile_flags.end(), arch_flags_.begin(), arch_flags_.end());
-    if (reject(r, check_includes(tools, rules_, spec.slug, source.string()))) return;
+    const Toolchain tools = tools_for(spec);
+    auto checked = includes_.find(spec.slug);
+    if (reject(r, checked != includes_.end() ? checked->second.get()
+                                             : check_includes(tools, rules_, spec.slug, source.string()))) {
+      return;
+    }
     if (interrupted()) return interrupt(r);
     // Compile the learner's object, check it, and only then link it with the tests.
     const std::string build_log = spec.slug + ".build.log";
@@ -572,6 +617,7 @@ class Grader {
   Toolchain tools_;
   Rules rules_;
   std::vector<std::string> expected_, sanitized_, arch_flags_;
+  std::map<std::string, std::shared_future<std::vector<Refusal>>> includes_;  // by slug
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
 };
 

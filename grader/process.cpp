@@ -15,12 +15,25 @@ namespace grader {
 namespace {
 
 std::atomic<int> g_signal{0};
-std::atomic<pid_t> g_child_group{0};
+// The process groups of the children running now (several run at once while
+// the include checks run in parallel); 0 marks a free slot.
+constexpr int kMaxChildren = 256;
+std::atomic<pid_t> g_child_groups[kMaxChildren];
 
 void on_signal(int sig) {
   g_signal.store(sig);
-  const pid_t group = g_child_group.load();
-  if (group > 0) kill(-group, SIGKILL);  // async-signal-safe; the wait loop reaps it
+  for (std::atomic<pid_t>& group : g_child_groups) {
+    const pid_t g = group.load();
+    if (g > 0) kill(-g, SIGKILL);  // async-signal-safe; the wait loops reap them
+  }
+}
+
+std::atomic<pid_t>* track(pid_t group) {
+  for (std::atomic<pid_t>& slot : g_child_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, group)) return &slot;
+  }
+  return nullptr;  // more children than slots: an interrupt still ends them at their time limit
 }
 
 }  // namespace
@@ -85,7 +98,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so a kill of the group cannot miss
-  g_child_group.store(pid);
+  std::atomic<pid_t>* slot = track(pid);
   if (interrupted()) kill(-pid, SIGKILL);  // a signal between fork and the store above
   if (channel) {
     close(pipe_fds[1]);
@@ -133,7 +146,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     result.interrupted = true;
     result.timed_out = false;
   }
-  g_child_group.store(0);
+  if (slot) slot->store(0);
   drain();
   if (channel) close(pipe_fds[0]);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
