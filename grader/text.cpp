@@ -42,6 +42,21 @@ std::size_t sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
+// The size of a file, and `count` of its bytes from `from` (as many as there are).
+std::streamoff file_size(std::ifstream& in) {
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  return size < 0 ? 0 : size;
+}
+
+std::string read_range(std::ifstream& in, std::streamoff from, std::size_t count) {
+  std::string bytes(count, '\0');
+  in.seekg(from);
+  in.read(bytes.data(), static_cast<std::streamsize>(count));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
+}
+
 }  // namespace
 
 std::string valid_utf8(std::string_view bytes) {
@@ -80,20 +95,11 @@ std::string bounded_text(std::string_view bytes, std::size_t limit) {
 std::string read_bounded(const std::string& path, std::size_t limit) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size <= 0) return "";
-  in.seekg(0);
-  if (static_cast<std::size_t>(size) <= limit) {
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    in.read(bytes.data(), size);
-    return valid_utf8(bytes);
-  }
+  const std::streamoff size = file_size(in);
+  if (static_cast<std::size_t>(size) <= limit) return valid_utf8(read_range(in, 0, static_cast<std::size_t>(size)));
   const std::size_t half = limit / 2;
-  std::string head(half, '\0'), tail(half, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(half));
-  in.seekg(size - static_cast<std::streamoff>(half));
-  in.read(tail.data(), static_cast<std::streamsize>(half));
+  const std::string head = read_range(in, 0, half);
+  const std::string tail = read_range(in, size - static_cast<std::streamoff>(half), half);
   return valid_utf8(head) +
          fmt::format("\n[... {} bytes cut from the middle ...]\n", size - 2 * std::streamoff(half)) +
          valid_utf8(tail);
@@ -114,13 +120,9 @@ std::string first_lines(const std::string& text, std::size_t n) {
 std::string tail_of(const std::string& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
+  const std::streamoff size = file_size(in);
   const std::streamoff from = size > std::streamoff(kMaxEntryBytes) ? size - std::streamoff(kMaxEntryBytes) : 0;
-  in.seekg(from);
-  std::string bytes(static_cast<std::size_t>(size - from), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  const std::string text = valid_utf8(bytes);
+  const std::string text = valid_utf8(read_range(in, from, static_cast<std::size_t>(size - from)));
   std::vector<std::size_t> starts{0};
   for (std::size_t i = 0; i + 1 < text.size(); ++i) {
     if (text[i] == '\n') starts.push_back(i + 1);
