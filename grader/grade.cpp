@@ -39,15 +39,6 @@ std::string timestamp() {
   return buf;
 }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, sep);) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 //! A tool from the CUDA toolkit's bin directory, /usr/local/cuda/bin or PATH; "" if none.
 std::string find_tool(const std::string& name) {
   std::vector<std::string> dirs = {WORKBOOK_CUDA_BIN_DIR, "/usr/local/cuda/bin"};

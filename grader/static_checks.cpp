@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -103,14 +104,6 @@ bool is_under(const fs::path& path, const fs::path& root, fs::path* rel = nullpt
     *rel = rest;
   }
   return true;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  return parts;
 }
 
 fs::path work_dir_of(const Toolchain& tc) {

@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <vector>
@@ -131,6 +132,16 @@ std::string tail_of(const std::string& path, std::size_t n) {
   std::string out = text.substr(first);
   if (!out.empty() && out.back() != '\n') out += '\n';
   return out;
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> items;
+  for (std::size_t pos = 0; pos <= text.size();) {
+    const std::size_t end = std::min(text.find(sep, pos), text.size());
+    if (end > pos) items.emplace_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return items;
 }
 
 std::string indent(const std::string& text, std::size_t spaces) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace grader {
 
@@ -31,6 +32,9 @@ std::string first_lines(const std::string& text, std::size_t n);
 
 //! The last `n` lines of a file (read from its last kMaxEntryBytes), made valid UTF-8.
 std::string tail_of(const std::string& path, std::size_t n);
+
+//! The non-empty items of `text` between `sep`s ("a|b||c" -> a, b, c).
+std::vector<std::string> split(std::string_view text, char sep);
 
 //! Every line of `text` indented by `spaces`.
 std::string indent(const std::string& text, std::size_t spaces);

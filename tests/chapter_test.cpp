@@ -389,9 +389,7 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   std::vector<double> expected(calls), ms(calls);
   std::mt19937_64 rng(seed() ^ 0x7157);
   std::map<std::pair<int, std::size_t>, int> changed;  // (input, element) -> its units now
-  cudaEvent_t start, stop;
-  WORKBOOK_CUDA_CHECK(cudaEventCreate(&start));
-  WORKBOOK_CUDA_CHECK(cudaEventCreate(&stop));
+  EventPair events;
   for (int call = 0; call < calls; ++call) {
     const int b = call % kTimedBuffers;
     GuardedInput& input = const_cast<GuardedInput&>(inputs[b]->input);
@@ -405,19 +403,9 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
     input.set(at, static_cast<float>(after) / kDenseExactScale, stream());
     expected[call] = static_cast<double>(sixteenths[b]) / kDenseExactScale;
     runner.poison_outputs(stream());
-    WORKBOOK_CUDA_CHECK(cudaEventRecord(start, stream()));
-    runner.enqueue(input.data(), n, stream());
-    WORKBOOK_CUDA_CHECK(cudaEventRecord(stop, stream()));
+    ms[call] = events.time_ms([&] { runner.enqueue(input.data(), n, stream()); }, stream());
     runner.capture_sum(results.data() + call, stream());
-    const cudaError_t err = cudaEventSynchronize(stop);
-    ASSERT_EQ(err, cudaSuccess) << where(n) << ", timed call " << call + 1 << ": "
-                                << error_text(err);
-    float elapsed = 0;
-    WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-    ms[call] = elapsed;
   }
-  WORKBOOK_CUDA_CHECK(cudaEventDestroy(start));
-  WORKBOOK_CUDA_CHECK(cudaEventDestroy(stop));
   std::vector<double> got(calls);
   WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(got.data(), results.data(), calls * sizeof(double),
                                       cudaMemcpyDeviceToHost, stream()));

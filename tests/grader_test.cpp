@@ -89,6 +89,12 @@ TEST(Text, EntriesAreBounded) {
   EXPECT_EQ(tail_of(file.string(), 1), "\xef\xbf\xbd the end\n");
 }
 
+TEST(Text, SplitKeepsTheNonEmptyItems) {
+  EXPECT_EQ(split("a|b||c|", '|'), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(split("", ':').empty());
+  EXPECT_EQ(split("-O3 -DNDEBUG  -lineinfo", ' '), (std::vector<std::string>{"-O3", "-DNDEBUG", "-lineinfo"}));
+}
+
 TEST(CompileErrors, AsNvccPrintsThem) {
   const fs::path log = scratch("build.log");
   std::ofstream(log) << "[1/3] Building CUDA object tests/CMakeFiles/x.dir/kernel.cu.o\n"

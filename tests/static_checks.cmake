@@ -26,7 +26,8 @@ list(JOIN static_checks_roots "|" static_checks_roots)
 add_executable(static_checks_test
   ${CMAKE_CURRENT_LIST_DIR}/static_checks_test.cpp
   ${PROJECT_SOURCE_DIR}/grader/static_checks.cpp
-  ${PROJECT_SOURCE_DIR}/grader/process.cpp)
+  ${PROJECT_SOURCE_DIR}/grader/process.cpp
+  ${PROJECT_SOURCE_DIR}/grader/text.cpp)
 target_include_directories(static_checks_test PRIVATE ${PROJECT_SOURCE_DIR}/grader)
 target_link_libraries(static_checks_test PRIVATE GTest::gtest_main fmt::fmt nlohmann_json::nlohmann_json)
 target_compile_definitions(static_checks_test PRIVATE

@@ -29,6 +29,7 @@
 
 #include "process.hpp"
 #include "static_checks.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 using namespace grader;
@@ -38,16 +39,6 @@ namespace {
 const fs::path kSourceDir = WORKBOOK_SOURCE_DIR;
 // One architecture keeps the compiles short; the grader passes the build's own list.
 const std::vector<std::string> kArchFlags = {"-arch=sm_80"};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
 
 fs::path work_root() {
   static const fs::path root = [] {

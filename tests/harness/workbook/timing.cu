@@ -8,34 +8,6 @@
 namespace workbook {
 namespace {
 
-class EventPair {
- public:
-  EventPair() {
-    WORKBOOK_CUDA_CHECK(cudaEventCreate(&start_));
-    WORKBOOK_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-
-  double time_ms(const std::function<void()>& work, cudaStream_t stream) {
-    WORKBOOK_CUDA_CHECK(cudaEventRecord(start_, stream));
-    work();
-    WORKBOOK_CUDA_CHECK(cudaGetLastError());
-    WORKBOOK_CUDA_CHECK(cudaEventRecord(stop_, stream));
-    WORKBOOK_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-};
-
 void warm_up(const std::function<void()>& work, cudaStream_t stream, int times) {
   for (int i = 0; i < times; ++i) work();
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
@@ -67,6 +39,27 @@ __global__ void streaming_read_kernel(const float4* in, std::size_t count, float
 
 }  // namespace
 
+EventPair::EventPair() {
+  WORKBOOK_CUDA_CHECK(cudaEventCreate(&start_));
+  WORKBOOK_CUDA_CHECK(cudaEventCreate(&stop_));
+}
+
+EventPair::~EventPair() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+double EventPair::time_ms(const std::function<void()>& work, cudaStream_t stream) {
+  WORKBOOK_CUDA_CHECK(cudaEventRecord(start_, stream));
+  work();
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  WORKBOOK_CUDA_CHECK(cudaEventRecord(stop_, stream));
+  WORKBOOK_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
 double Timing::median_ms() const {
   std::vector<double> s = samples_ms;
   if (s.empty()) return 0.0;
@@ -86,20 +79,6 @@ Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, in
   EventPair events;
   Timing t;
   for (int r = 0; r < reps; ++r) t.samples_ms.push_back(events.time_ms(work, stream));
-  return t;
-}
-
-std::pair<Timing, Timing> time_interleaved(const std::function<void()>& a,
-                                           const std::function<void()>& b, cudaStream_t stream,
-                                           int warmup, int reps) {
-  warm_up(a, stream, warmup);
-  warm_up(b, stream, warmup);
-  EventPair events;
-  std::pair<Timing, Timing> t;
-  for (int r = 0; r < reps; ++r) {
-    t.first.samples_ms.push_back(events.time_ms(a, stream));
-    t.second.samples_ms.push_back(events.time_ms(b, stream));
-  }
   return t;
 }
 

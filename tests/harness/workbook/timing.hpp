@@ -9,6 +9,20 @@
 
 namespace workbook {
 
+//! Times one piece of work on a stream between a pair of CUDA events.
+class EventPair {
+ public:
+  EventPair();
+  ~EventPair();
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  //! Enqueues `work` between the events and waits for it: its milliseconds.
+  double time_ms(const std::function<void()>& work, cudaStream_t stream);
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
 struct Timing {
   std::vector<double> samples_ms;
   double median_ms() const;
@@ -20,12 +34,6 @@ struct Timing {
 //! `reps` times, each between a pair of events.
 Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup = 3,
                       int reps = 30);
-
-//! Times a and b alternately (a, b, a, b, ...) so that clock and thermal
-//! drift hit both alike; the ratio of their medians is what to compare.
-std::pair<Timing, Timing> time_interleaved(const std::function<void()>& a,
-                                           const std::function<void()>& b, cudaStream_t stream,
-                                           int warmup = 3, int reps = 30);
 
 //! The device's streaming-read ceiling in GB/s, measured on `n` floats at
 //! `data` (n >= 4 x L2 for a memory figure): a kernel that only loads
