@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -12,19 +13,8 @@
 namespace fs = std::filesystem;
 
 namespace grader {
-namespace {
 
-// The architectures the grader itself was configured with ("80-real,90" -> "80-real;90").
-std::string cuda_architectures() {
-  std::string list = WORKBOOK_CUDA_ARCHITECTURES;
-  std::replace(list.begin(), list.end(), ',', ';');
-  return list;
-}
-
-}  // namespace
-
-Build::Build(std::string build_dir, std::string chapters_dir, double timeout_s)
-    : build_dir_(std::move(build_dir)), chapters_dir_(std::move(chapters_dir)), timeout_s_(timeout_s) {
+Build::Build(std::string build_dir, double timeout_s) : build_dir_(std::move(build_dir)), timeout_s_(timeout_s) {
   fs::create_directories(fs::path(build_dir_) / "logs");
 }
 
@@ -32,12 +22,23 @@ std::string Build::log(const std::string& name) const {
   return (fs::path(build_dir_) / "logs" / name).string();
 }
 
-bool Build::configure(std::string* why) {
+std::string Build::cached(const std::string& variable) const {
+  std::ifstream in(fs::path(build_dir_) / "CMakeCache.txt");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(variable + ":", 0) != 0) continue;
+    const std::size_t eq = line.find('=');
+    if (eq != std::string::npos) return line.substr(eq + 1);
+  }
+  return "";
+}
+
+bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir,
+                      std::string* why) {
   const std::vector<std::string> cmd = {
       "cmake", "-S", WORKBOOK_SOURCE_DIR, "-B", build_dir_, "-G", WORKBOOK_GENERATOR,
       "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_CHAPTERS_ONLY=ON",
-      "-DWORKBOOK_CHAPTERS_DIR=" + chapters_dir_,
-      "-DCMAKE_CUDA_ARCHITECTURES=" + cuda_architectures(),
+      fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots), "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
+      "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
       "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
   if (r.interrupted) {
@@ -51,14 +52,25 @@ bool Build::configure(std::string* why) {
   return true;
 }
 
-ProcessResult Build::build(const std::vector<std::string>& targets, const std::string& log_name) {
+ProcessResult Build::build(const std::vector<std::string>& targets, const std::string& log_path,
+                           bool keep_going) {
   std::vector<std::string> cmd = {"cmake", "--build", build_dir_, "--target"};
   cmd.insert(cmd.end(), targets.begin(), targets.end());
-  return run_process(cmd, log(log_name), timeout_s_);
+  if (keep_going) {
+    const std::string generator = WORKBOOK_GENERATOR;
+    if (generator.find("Ninja") != std::string::npos) {
+      cmd.insert(cmd.end(), {"--", "-k", "0"});
+    } else if (generator.find("Makefiles") != std::string::npos) {
+      cmd.insert(cmd.end(), {"--", "-k"});
+    }
+  }
+  ProcessOptions options;
+  options.nice = 10;
+  return run_process(cmd, log_path, timeout_s_, options);
 }
 
-std::string Build::learner_object(const std::string& slug) const {
-  const fs::path dir = fs::path(build_dir_) / "tests" / "CMakeFiles" / (slug + "_learner.dir");
+std::string Build::object_of(const std::string& target) const {
+  const fs::path dir = fs::path(build_dir_) / "tests" / "CMakeFiles" / (target + ".dir");
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
     if (it->path().filename() == "kernel.cu.o") return it->path().string();
@@ -66,7 +78,7 @@ std::string Build::learner_object(const std::string& slug) const {
   return "";
 }
 
-std::string compile_errors(const std::string& log_path, const std::string& chapters_dir,
+std::string compile_errors(const std::string& log_path, const std::string& strip_prefix,
                            std::size_t max_errors) {
   const std::string log = read_bounded(log_path, 4 * kMaxEntryBytes);
   // nvcc/EDG: "file(12): error: ..."; g++: "file:12:3: error: ..."; the linker; ptxas.
@@ -101,7 +113,7 @@ std::string compile_errors(const std::string& log_path, const std::string& chapt
   if (!summary.empty()) out += summary + "\n";
   if (out.empty()) out = tail_of(log_path, 15);
   // Paths as the student knows them: "07_vectorized/kernel.cu(12): error: ...".
-  const std::string prefix = chapters_dir + "/";
+  const std::string prefix = strip_prefix + "/";
   for (std::size_t at; (at = out.find(prefix)) != std::string::npos;) out.erase(at, prefix.size());
   return bounded_text(out);
 }

@@ -11,31 +11,40 @@ namespace grader {
 
 class Build {
  public:
-  Build(std::string build_dir, std::string chapters_dir, double timeout_s);
+  Build(std::string build_dir, double timeout_s);
 
-  //! Configures the build of the chapter tests for `chapters_dir`; false with
-  //! the log's tail in `why` on failure.
-  bool configure(std::string* why);
+  //! Configures the grading build: the harness, the references and `slots`
+  //! learner builds whose sources are in `slots_dir`, for the CUDA
+  //! `architectures` (CMake's list: "90-real", "80-real;90"). False with the
+  //! log's tail in `why` on failure.
+  bool configure(const std::string& architectures, int slots, const std::string& slots_dir,
+                 std::string* why);
 
-  //! Builds `targets` (one ninja call, so they build in parallel).
-  ProcessResult build(const std::vector<std::string>& targets, const std::string& log_name);
+  //! Builds `targets` in one call (they build in parallel), at a lower CPU
+  //! priority than the tests; with `keep_going` past targets that fail.
+  ProcessResult build(const std::vector<std::string>& targets, const std::string& log_path,
+                      bool keep_going = false);
 
-  //! Where the learner's object file of chapter `slug` is once built, or "".
-  std::string learner_object(const std::string& slug) const;
+  //! Where target `target`'s object file of kernel.cu is once built, or "".
+  std::string object_of(const std::string& target) const;
+
+  //! A value of the build's CMake cache, "" if unset.
+  std::string cached(const std::string& variable) const;
 
   std::string log(const std::string& name) const;
   const std::string& dir() const { return build_dir_; }
 
  private:
-  std::string build_dir_, chapters_dir_;
+  std::string build_dir_;
   double timeout_s_;
 };
 
 //! The compiler's errors from a build log as nvcc prints them: each error's
 //! `file(line): error: ...` line, the source line and the caret, for the first
-//! `max_errors` errors, with the submission's path shortened. Falls back to
-//! the log's last lines when no diagnostic is recognized.
-std::string compile_errors(const std::string& log_path, const std::string& chapters_dir,
+//! `max_errors` errors, with `strip_prefix` (the folder the chapter folders are
+//! in) cut from paths. Falls back to the log's last lines when no diagnostic is
+//! recognized.
+std::string compile_errors(const std::string& log_path, const std::string& strip_prefix,
                            std::size_t max_errors = 5);
 
 }  // namespace grader

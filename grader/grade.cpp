@@ -1,36 +1,41 @@
 #include "grade.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <ctime>
-#include <future>
+#include <deque>
 #include <filesystem>
-#include <map>
+#include <fstream>
+#include <memory>
+#include <mutex>
 #include <set>
-#include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "build.hpp"
+#include "compile.hpp"
+#include "gpu.hpp"
+#include "merge.hpp"
 #include "report.hpp"
-#include "result.hpp"
-#include "run.hpp"
-#include "static_checks.hpp"
+#include "session.hpp"
+#include "submissions.hpp"
 #include "text.hpp"
 #include "workbook/device.hpp"
 #include "workbook/names.hpp"
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
 namespace grader {
 namespace {
 
-namespace names = workbook::names;
 namespace st = workbook::names::status;
-
-constexpr int kSanitizerFoundError = 97;
 
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
@@ -39,583 +44,516 @@ std::string timestamp() {
   return buf;
 }
 
-//! A tool from the CUDA toolkit's bin directory, /usr/local/cuda/bin or PATH; "" if none.
-std::string find_tool(const std::string& name) {
-  std::vector<std::string> dirs = {WORKBOOK_CUDA_BIN_DIR, "/usr/local/cuda/bin"};
-  if (const char* path = std::getenv("PATH")) {
-    for (const std::string& d : split(path, ':')) dirs.push_back(d);
+std::string duration(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", s);
+  if (s < 5400) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+
+// The GPUs to test on, as the grader's runtime sees them, each pinned for its
+// test processes; empty (with `why`) when there is none.
+std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
+  std::vector<Gpu> gpus;
+  if (!workbook::device_available(why)) return gpus;
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  std::vector<std::string> visible;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) visible = split(v, ',');
+  for (int i = 0; i < count; ++i) {
+    if (!wanted.empty() && !std::count(wanted.begin(), wanted.end(), i)) continue;
+    if (cudaSetDevice(i) != cudaSuccess) continue;
+    const workbook::DeviceInfo d = workbook::device_info();
+    Gpu g;
+    g.index = i;
+    g.visible = i < static_cast<int>(visible.size()) ? visible[i] : std::to_string(i);
+    g.summary = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
+                              workbook::version_string(d.runtime_version)};
+    g.summary.compute_capability = d.compute_major * 10 + d.compute_minor;
+    gpus.push_back(g);
   }
-  for (const std::string& dir : dirs) {
-    const fs::path p = fs::path(dir) / name;
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0) return p.string();
+  if (gpus.empty()) *why = "none of the GPUs asked for (--gpus) is visible";
+  return gpus;
+}
+
+// The CUDA architectures to build for: the GPUs' own, else the grader's build's.
+std::string architectures(const std::vector<Gpu>& gpus) {
+  std::set<int> ccs;
+  for (const Gpu& g : gpus) ccs.insert(g.summary.compute_capability);
+  std::string list;
+  for (int cc : ccs) list += (list.empty() ? "" : ";") + fmt::format("{}-real", cc);
+  if (list.empty()) {
+    list = WORKBOOK_CUDA_ARCHITECTURES;
+    std::replace(list.begin(), list.end(), ',', ';');
   }
-  return "";
+  return list;
 }
 
-//! CMake's CUDA architectures ("80-real,90", "native") as nvcc flags, so that
-//! the include check preprocesses the device pass of every architecture built.
-std::vector<std::string> nvcc_architectures(const std::string& list) {
-  std::vector<std::string> flags;
-  for (const std::string& a : split(list, ',')) {
-    if (a == "native" || a == "all" || a == "all-major") {
-      flags.push_back("-arch=" + a);
-      continue;
-    }
-    const std::string number = a.substr(0, a.find('-'));
-    const std::string kind = a.size() > number.size() ? a.substr(number.size() + 1) : "";
-    const std::string code = kind == "real"      ? "sm_" + number
-                             : kind == "virtual" ? "compute_" + number
-                                                 : "[compute_" + number + ",sm_" + number + "]";
-    flags.push_back("-gencode=arch=compute_" + number + ",code=" + code);
-  }
-  return flags;
-}
+// A submission between its build and its report.
+struct InFlight {
+  Submission submission;
+  int slot = -1;
+  std::string log_dir;
+  ReportPaths paths;
+  GradingRun run;
+  Clock::time_point start;
+  std::atomic<int> remaining{0};
+};
 
-int group_rank(const std::string& group) {
-  const auto it = std::find(names::kGroups.begin(), names::kGroups.end(), group);
-  return int(it - names::kGroups.begin());
-}
-
-std::string sanitizer_filter() {
-  std::string filter;
-  for (std::string_view t : names::kSanitizedTests) filter += (filter.empty() ? "" : ":") + std::string(t);
-  return filter;
-}
-
-std::optional<double> number(const TestRecord& t, const char* key) {
-  const auto it = t.properties.find(key);
-  if (it == t.properties.end()) return std::nullopt;
-  try {
-    return std::stod(it->second);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-void add_failure(ChapterResult& r, const std::string& name, const std::string& message) {
-  r.failed.push_back({name, message});
-  const std::string group(names::group_of(name));
-  if (std::find(r.failed_groups.begin(), r.failed_groups.end(), group) == r.failed_groups.end()) {
-    r.failed_groups.push_back(group);
-  }
-}
-
-class Grader {
+// The built submissions waiting for a GPU, in order.
+class ReadyQueue {
  public:
-  Grader(const Options& opt, const workbook::Manifest& manifest)
-      : opt_(opt), manifest_(manifest), build_(opt.build_dir, opt.chapters_dir, opt.build_timeout_s) {}
-
-  int run() {
-    run_.chapters_dir = opt_.chapters_dir;
-    run_.build_dir = opt_.build_dir;
-    run_.seed = opt_.seed;
-    run_.date = timestamp();
-    std::string why;
-    run_.graded = workbook::device_available(&why);  // the grader's own finding, never a child's
-    fmt::print("Grading {}\n  build: {}\n  seed: {} (--seed {} repeats this run)\n", opt_.chapters_dir,
-               opt_.build_dir, opt_.seed, opt_.seed);
-    if (run_.graded) {
-      const workbook::DeviceInfo d = workbook::device_info();
-      run_.device = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
-                                  workbook::version_string(d.runtime_version)};
-      fmt::print("  device: {}, {} SMs, driver CUDA {}\n\n", d.name, d.multiprocessors,
-                 run_.device->driver_cuda);
-    } else {
-      fmt::print("\nGrading needs a CUDA device, and none can be used here ({}).\nEvery chapter is "
-                 "still built and checked, so compile errors and refused files are reported; no "
-                 "test runs.\n\n", why);
+  void push(std::unique_ptr<InFlight> s) {
+    std::lock_guard<std::mutex> l(m_);
+    q_.push_back(std::move(s));
+    cv_.notify_all();
+  }
+  void close() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  //! The next one; null once closed and empty, or interrupted.
+  std::unique_ptr<InFlight> pop() {
+    std::unique_lock<std::mutex> l(m_);
+    while (q_.empty() && !closed_) {
+      if (interrupted()) return nullptr;
+      cv_.wait_for(l, std::chrono::milliseconds(200));
     }
-    std::vector<const workbook::ChapterSpec*> chosen;
-    for (const workbook::ChapterSpec& spec : manifest_.chapters) {
-      if (opt_.only.empty() || std::count(opt_.only.begin(), opt_.only.end(), spec.slug)) chosen.push_back(&spec);
-    }
-    if (!prepare(chosen)) {
-      if (!interrupted()) return 2;
-    }
-    for (const workbook::ChapterSpec* spec : chosen) {
-      if (interrupted()) {
-        ChapterResult r;
-        r.spec = spec;
-        r.status = st::kNotGraded;
-        r.detail = "the grader was interrupted before this chapter";
-        run_.chapters.push_back(r);
-        continue;
-      }
-      run_.chapters.push_back(grade(*spec));
-    }
-    int sig = 0;
-    run_.interrupted = interrupted(&sig);
-    print_table(run_);
-    print_idea_notes();
-    const bool wrote = write_reports();
-    if (run_.interrupted) return 128 + sig;
-    if (!wrote) return 2;
-    const bool any_failed = std::any_of(run_.chapters.begin(), run_.chapters.end(), [](const ChapterResult& r) {
-      return r.status != st::kPassed && r.status != st::kNoGpu;
-    });
-    return any_failed ? 1 : 0;
+    if (q_.empty()) return nullptr;
+    std::unique_ptr<InFlight> s = std::move(q_.front());
+    q_.pop_front();
+    return s;
   }
 
  private:
-  // Configure, build the harness and the chosen chapters' references in one
-  // call, list the tests, and find the tools of the static checks.
-  bool prepare(const std::vector<const workbook::ChapterSpec*>& chosen) {
-    fmt::print("configuring ... ");
-    std::fflush(stdout);
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<InFlight>> q_;
+  bool closed_ = false;
+};
+
+// The grading build's slots: a submission holds one from its build to its report.
+class Slots {
+ public:
+  explicit Slots(int n) {
+    for (int i = 0; i < n; ++i) free_.push_back(i);
+  }
+  int take() {
+    std::unique_lock<std::mutex> l(m_);
+    while (free_.empty()) {
+      if (interrupted()) return -1;
+      cv_.wait_for(l, std::chrono::milliseconds(200));
+    }
+    const int s = free_.front();
+    free_.pop_front();
+    return s;
+  }
+  //! A free slot, or -1 if none is free now.
+  int try_take() {
+    std::lock_guard<std::mutex> l(m_);
+    if (free_.empty()) return -1;
+    const int s = free_.front();
+    free_.pop_front();
+    return s;
+  }
+  void give(int s) {
+    std::lock_guard<std::mutex> l(m_);
+    free_.push_back(s);
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<int> free_;
+};
+
+class Run {
+ public:
+  Run(const Options& opt, const workbook::Manifest& manifest) : opt_(opt), manifest_(manifest) {
+    for (const workbook::ChapterSpec& spec : manifest_.chapters) {
+      if (opt_.only.empty() || std::count(opt_.only.begin(), opt_.only.end(), spec.slug)) chosen_.push_back(&spec);
+    }
+  }
+
+  int run() {
+    const bool class_mode = !opt_.submissions_dir.empty();
     std::string why;
-    if (!build_.configure(&why)) {
-      fmt::print("failed\n{}\ngrader: configuring the chapter build failed; the log is {}\n", why,
-                 build_.log("configure.log"));
-      return false;
+    gpus_ = find_gpus(opt_.gpus, &why);  // the grader's own finding, never a child's
+    if (gpus_.empty()) no_gpu_ = "no GPU: " + why;
+    const std::vector<Submission> todo = class_mode ? class_list() : std::vector<Submission>{single()};
+    if (class_mode) {
+      fmt::print("Grading {} submission{} of {}{} into {}\n", todo.size(), todo.size() == 1 ? "" : "s",
+                 opt_.submissions_dir,
+                 opt_.shards > 1 ? fmt::format(" (shard {} of {})", opt_.shard, opt_.shards) : "", opt_.out_dir);
+    } else {
+      fmt::print("Grading {}\n", opt_.chapters_dir);
     }
-    if (!find_tools()) return false;
-    // What each learner's file includes is checked while the harness builds.
-    for (const workbook::ChapterSpec* spec : chosen) {
-      const fs::path source = fs::path(opt_.chapters_dir) / spec->slug / "kernel.cu";
-      std::error_code ec;
-      if (!fs::is_regular_file(source, ec)) continue;
-      includes_[spec->slug] = std::async(std::launch::async, [this, spec, source] {
-        return check_includes(tools_for(*spec), rules_, spec->slug, source.string());
-      });
+    fmt::print("  build: {}\n  seed: {} (--seed {} repeats this run)\n", opt_.build_dir, opt_.seed, opt_.seed);
+    for (const Gpu& g : gpus_) {
+      fmt::print("  GPU {}: {}, {} SMs, driver CUDA {}\n", g.index, g.summary.name, g.summary.multiprocessors,
+                 g.summary.driver_cuda);
     }
-    fmt::print("done\nbuilding the harness and the references ... ");
-    std::fflush(stdout);
-    std::vector<std::string> targets = {"chapter_tests"};
-    for (const workbook::ChapterSpec* spec : chosen) targets.push_back("reference_" + spec->slug);
-    const ProcessResult h = build_.build(targets, "harness.log");
-    if (h.interrupted) return false;
-    if (h.timed_out || h.exit_code != 0) {
-      fmt::print("failed\n{}\ngrader: the harness or a reference does not build; this is not the "
-                 "learner's code (log: {})\n",
-                 tail_of(build_.log("harness.log"), 20), build_.log("harness.log"));
-      return false;
-    }
-    fmt::print("done ({:.0f} s)\n", h.seconds);
-    // Then every learner's file that may be compiled, in parallel; a chapter whose file does not
-    // compile is built again on its own when it is graded, for a log of its own.
-    std::vector<std::string> learners;
-    for (auto& [slug, refusals] : includes_) {
-      if (refusals.get().empty()) learners.push_back(slug + "_learner");
-    }
-    if (!learners.empty()) {
-      fmt::print("compiling the learner's files ... ");
-      std::fflush(stdout);
-      // Keep going past a file that does not compile (Ninja: -k 0; Make: -k).
-      const std::string generator = WORKBOOK_GENERATOR;
-      if (generator.find("Ninja") != std::string::npos) {
-        learners.insert(learners.end(), {"--", "-k", "0"});
-      } else if (generator.find("Makefiles") != std::string::npos) {
-        learners.insert(learners.end(), {"--", "-k"});
-      }
-      const ProcessResult l = build_.build(learners, "learners.log");
-      if (l.interrupted) return false;
-      fmt::print("done ({:.0f} s)\n", l.seconds);
+    if (gpus_.empty()) {
+      fmt::print("\nGrading needs a CUDA device, and none can be used here ({}).\nEvery chapter is "
+                 "still built and checked, so compile errors and refused files are reported; no "
+                 "test runs, and nothing is graded.\n",
+                 why);
     }
     fmt::print("\n");
-    if (!chosen.empty()) {
-      // The tests a chapter process must report, from a process that holds no learner code.
-      const std::string exe = executable("reference_" + chosen.front()->slug);
-      try {
-        expected_ = list_tests(exe, "", build_.log("tests.list"));
-        sanitized_ = list_tests(exe, sanitizer_filter(), build_.log("sanitized.list"));
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "grader: {}\n", e.what());
-        return false;
+    int status = kAllPassed;
+    if (!todo.empty()) {
+      const int workers = std::max<int>(1, static_cast<int>(gpus_.size()));
+      const int slots = class_mode ? std::min<int>(3 * workers + 2, static_cast<int>(todo.size())) : 1;
+      Session session(opt_, manifest_, chosen_);
+      if (!session.prepare(slots, architectures(gpus_))) {
+        // One submission still gets its report: not graded, and why.
+        if (!class_mode) unstarted(todo.front(), interrupted() ? "the grader was interrupted before grading began"
+                                                              : "the grader could not build its own parts");
+        return interrupted() ? interrupted_status() : kCannotGrade;
       }
-      if (sanitized_.size() != names::kSanitizedTests.size()) {
-        fmt::print(stderr, "grader: {} of the {} sanitized tests in workbook/names.hpp exist in the "
-                   "chapter tests; the names and the tests disagree\n",
-                   sanitized_.size(), names::kSanitizedTests.size());
-        return false;
+      fmt::print("\n");
+      status = pipeline(session, todo, slots);
+    }
+    if (class_mode && opt_.shards == 1 && !interrupted()) {
+      const int merged = merge_class(opt_.out_dir, manifest_, opt_.ids_file, chosen_slugs());
+      if (merged != 0) status = kCannotGrade;
+    }
+    if (interrupted()) return interrupted_status();
+    if (write_failed_) return kCannotGrade;
+    if (!gpus_.empty()) return any_failed_ ? kSomeFailed : status;
+    return kNotGraded;
+  }
+
+ private:
+  static int interrupted_status() {
+    int sig = 0;
+    interrupted(&sig);
+    return 128 + sig;
+  }
+
+  std::vector<std::string> chosen_slugs() const {
+    std::vector<std::string> slugs;
+    for (const workbook::ChapterSpec* c : chosen_) slugs.push_back(c->slug);
+    return slugs;
+  }
+
+  void unstarted(const Submission& s, const std::string& why) {
+    GradingRun run;
+    run.id = s.id;
+    run.source = s.source;
+    run.fingerprint = s.fingerprint;
+    run.chapters_dir = opt_.chapters_dir;
+    run.seed = opt_.seed;
+    run.date = timestamp();
+    run.sanitized = opt_.sanitize;
+    run.interrupted = interrupted();
+    run.not_graded_reason = why;
+    for (const workbook::ChapterSpec* spec : chosen_) {
+      ChapterResult r;
+      r.spec = spec;
+      r.status = st::kNotGraded;
+      r.detail = why;
+      run.chapters.push_back(r);
+    }
+    ReportPaths paths = opt_.paths;
+    if (paths.report.empty()) paths.report = (fs::path(opt_.build_dir) / "report.json").string();
+    for (const std::string& p : write_reports(run, paths, report_options(), true)) fmt::print(stderr, "grader: {}\n", p);
+  }
+
+  Submission single() const {
+    Submission s;
+    const fs::path dir = opt_.chapters_dir;
+    s.id = safe_id(dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string());
+    s.source = opt_.chapters_dir;
+    s.fingerprint = tree_fingerprint(opt_.chapters_dir, manifest_);
+    return s;
+  }
+
+  std::vector<Submission> class_list() {
+    std::vector<std::string> ignored;
+    const std::vector<Submission> all = find_submissions(opt_.submissions_dir, manifest_, &ignored);
+    for (const std::string& i : ignored) fmt::print("  ignored: {}\n", i);
+    std::vector<Submission> mine = shard_of(all, opt_.shard, opt_.shards);
+    std::vector<Submission> todo;
+    for (const Submission& s : mine) {
+      if (!opt_.regrade && report_to_keep((fs::path(opt_.out_dir) / s.id / "report.json").string(), s,
+                                          opt_.sanitize, chosen_slugs())) {
+        ++kept_;
+        continue;
+      }
+      todo.push_back(s);
+    }
+    total_ = mine.size();
+    if (kept_) fmt::print("  kept: {} complete report{} of an earlier run (--regrade grades them again)\n", kept_, kept_ == 1 ? "" : "s");
+    return todo;
+  }
+
+  int pipeline(Session& session, const std::vector<Submission>& todo, int slot_count) {
+    Slots slots(slot_count);
+    ReadyQueue ready;
+    start_ = Clock::now();
+    pending_ = todo.size();
+    std::vector<std::unique_ptr<GpuTester>> testers;
+    for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g));
+    std::vector<std::thread> workers;
+    for (auto& tester : testers) {
+      workers.emplace_back([this, &session, &ready, &slots, t = tester.get()] { gpu_worker(session, *t, ready, slots); });
+    }
+    // The builder, ahead of the GPUs: as many submissions at once as there are
+    // free slots, their files in one parallel build on every CPU core.
+    for (std::size_t next = 0; next < todo.size() && !interrupted();) {
+      std::vector<int> taken = {slots.take()};
+      if (taken.front() < 0) break;
+      while (next + taken.size() < todo.size()) {
+        const int more = slots.try_take();
+        if (more < 0) break;
+        taken.push_back(more);
+      }
+      std::vector<std::unique_ptr<InFlight>> jobs;
+      for (int slot : taken) {
+        auto job = std::make_unique<InFlight>();
+        job->submission = todo[next++];
+        job->slot = slot;
+        job->start = Clock::now();
+        jobs.push_back(std::move(job));
+      }
+      compile(session, jobs);
+      for (auto& job : jobs) {
+        if (testers.empty()) {
+          for (ChapterResult& r : job->run.chapters) {
+            if (r.status.empty()) {
+              r.status = st::kNoGpu;
+              r.detail = "built and checked; grading needs a CUDA device";
+            }
+          }
+          finish(std::move(job), slots);
+        } else {
+          ready.push(std::move(job));
+        }
       }
     }
-    return true;
+    ready.close();
+    for (std::thread& w : workers) w.join();
+    if (opt_.submissions_dir.empty()) return kAllPassed;
+    finish_progress();
+    return kAllPassed;
   }
 
-  bool find_tools() {
-    arch_flags_ = nvcc_architectures(WORKBOOK_CUDA_ARCHITECTURES);
-    tools_.nvcc = WORKBOOK_CUDA_COMPILER;
-    tools_.nm = find_tool("nm");
-    tools_.objdump = find_tool("objdump");
-    tools_.cuobjdump = find_tool("cuobjdump");
-    tools_.include_roots = split(WORKBOOK_INCLUDE_ROOTS, '|');
-    for (const std::string& dir : host_compiler_include_dirs(tools_.nvcc, (fs::path(opt_.build_dir) / "logs").string())) {
-      tools_.include_roots.push_back(dir);  // the compiler nvcc really uses may not be CMake's
+  // Unpacks and finds each submission's tree, then compiles them all at once.
+  void compile(Session& session, std::vector<std::unique_ptr<InFlight>>& jobs) {
+    std::vector<SlotWork> batch;
+    for (auto& job : jobs) {
+      if (locate(*job)) batch.push_back({job->slot, job->run.chapters_dir, job->log_dir, &job->run.chapters});
     }
-    tools_.harness_dir = std::string(WORKBOOK_SOURCE_DIR) + "/tests/harness";
-    tools_.work_dir = (fs::path(opt_.build_dir) / "logs").string();
-    // The references themselves, graded as a submission, share one header; a learner's tree may not.
-    std::error_code same;
-    if (fs::equivalent(opt_.chapters_dir, fs::path(WORKBOOK_SOURCE_DIR) / "solutions", same)) {
-      tools_.extra_allowed = {std::string(WORKBOOK_SOURCE_DIR) + "/solutions/common"};
-    }
-    if (tools_.nm.empty() || tools_.objdump.empty()) {
-      fmt::print(stderr, "grader: nm and objdump (binutils) are needed to check a submission\n");
-      return false;
-    }
-    try {
-      rules_ = load_rules(WORKBOOK_SOURCE_DIR "/grader/manifest.json");
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "grader: {}\n", e.what());
-      return false;
-    }
-    return true;
-  }
-
-  Toolchain tools_for(const workbook::ChapterSpec& spec) const {
-    Toolchain tools = tools_;
-    tools.compile_flags = {"-std=c++17", "-I" + tools_.harness_dir, "-DWORKBOOK_SUBJECT=\"learner\"",
-                           "-DWORKBOOK_CHAPTER=\"" + spec.slug + "\""};
-    for (const std::string& flag : split(WORKBOOK_LEARNER_CUDA_FLAGS, ' ')) tools.compile_flags.push_back(flag);
-    tools.compile_flags.insert(tools.compile_flags.end(), arch_flags_.begin(), arch_flags_.end());
-    return tools;
-  }
-
-  std::string executable(const std::string& name) const {
-    return (fs::path(opt_.build_dir) / "tests" / name).string();
-  }
-
-  int limit(const workbook::ChapterSpec& spec) const { return opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s; }
-
-  ChapterResult grade(const workbook::ChapterSpec& spec) {
-    ChapterResult r;
-    r.spec = &spec;
-    fmt::print("{:<18} ", spec.slug);
-    std::fflush(stdout);
-    grade_into(spec, r);
-    if (r.status.empty()) r.status = st::kFailed;
-    fmt::print("{}\n", r.status);
-    return r;
-  }
-
-  void grade_into(const workbook::ChapterSpec& spec, ChapterResult& r) {
-    const fs::path source = fs::path(opt_.chapters_dir) / spec.slug / "kernel.cu";
+    if (!batch.empty()) compile_submissions(session, batch);
     std::error_code ec;
-    if (!fs::is_regular_file(source, ec)) {
-      r.status = st::kMissing;
-      r.detail = fmt::format("{} does not exist", source.string());
-      return;
+    for (auto& job : jobs) {
+      if (job->submission.archive) fs::remove_all(unpacked_dir(job->slot), ec);
     }
-    const Toolchain tools = tools_for(spec);
-    auto checked = includes_.find(spec.slug);
-    if (reject(r, checked != includes_.end() ? checked->second.get()
-                                             : check_includes(tools, rules_, spec.slug, source.string()))) {
-      return;
-    }
-    if (interrupted()) return interrupt(r);
-    // Compile the learner's object, check it, and only then link it with the tests.
-    const std::string build_log = spec.slug + ".build.log";
-    const ProcessResult b = build_.build({spec.slug + "_learner"}, build_log);
-    if (b.interrupted) return interrupt(r);
-    if (b.timed_out || b.exit_code != 0) return compile_failure(r, b, build_log);
-    const std::string object = build_.learner_object(spec.slug);
-    if (object.empty()) {
-      r.status = st::kDoesNotCompile;
-      r.detail = "the build made no object file for kernel.cu";
-      return;
-    }
-    try {
-      if (reject(r, check_object(tools, rules_, spec.slug, object))) return;
-      r.idea = idea_notes(tools, rules_, spec.slug, object);
-    } catch (const std::exception& e) {
-      reject(r, {Refusal{"object", fmt::format("the grader could not read the object file: {}", e.what())}});
-      return;
-    }
-    const std::string link_log = spec.slug + ".link.log";
-    const ProcessResult l = build_.build({"test_" + spec.slug}, link_log);
-    if (l.interrupted) return interrupt(r);
-    if (l.timed_out || l.exit_code != 0) return compile_failure(r, l, link_log);
-    fmt::print("built ({:.0f} s) ", b.seconds + l.seconds);
-    if (!run_.graded) {
-      r.status = st::kNoGpu;
-      r.detail = "built and checked; grading needs a CUDA device";
-      return;
-    }
-    if (!measure_reference(spec, r)) return;
-    run_main(spec, r);
-    if (!r.status.empty()) return;
-    if (opt_.sanitize && r.tests_total > 0 && r.tests_passed == r.tests_total) sanitize(spec, r);
-    if (!r.status.empty()) return;
-    score(r);
   }
 
-  void compile_failure(ChapterResult& r, const ProcessResult& p, const std::string& log_name) {
-    r.status = st::kDoesNotCompile;
-    r.detail = p.timed_out ? fmt::format("the build took longer than {:.0f} s", opt_.build_timeout_s)
-                           : compile_errors(build_.log(log_name), opt_.chapters_dir);
-    fmt::print("does not compile (log: {})\n{:<18} ", build_.log(log_name), "");
-  }
+  fs::path unpacked_dir(int slot) const { return fs::path(opt_.build_dir) / "unpacked" / std::to_string(slot); }
 
-  bool reject(ChapterResult& r, const std::vector<Refusal>& refusals) {
-    if (refusals.empty()) return false;
-    r.status = st::kRejected;
-    r.refusals.insert(r.refusals.end(), refusals.begin(), refusals.end());
-    std::string detail = "the grader refuses this kernel.cu before running it:";
-    for (const Refusal& f : refusals) detail += "\n  - " + f.reason;
-    r.detail = detail;
-    return true;
-  }
-
-  void interrupt(ChapterResult& r) {
-    r.status = st::kInterrupted;
-    r.detail = "the grader was interrupted while grading this chapter";
-  }
-
-  // The reference's bandwidth, measured in a process that holds no learner code;
-  // once per chapter and grading run.
-  bool measure_reference(const workbook::ChapterSpec& spec, ChapterResult& r) {
-    auto it = reference_.find(spec.slug);
-    if (it == reference_.end()) {
-      const TestRun t = run_tests({executable("reference_" + spec.slug), "--chapter=" + spec.slug,
-                                   "--subject=reference", "--gtest_filter=Bandwidth.*"},
-                                  build_.log(spec.slug + ".reference.log"), limit(spec),
-                                  {{"WORKBOOK_SEED", std::to_string(opt_.seed)}});
-      if (t.process.interrupted) {
-        interrupt(r);
-        return false;
+  // The submission's chapters/ tree, unpacked if it is an archive; false, with
+  // every chapter's result set, when there is none to compile.
+  bool locate(InFlight& job) {
+    const Submission& s = job.submission;
+    const bool class_mode = !opt_.submissions_dir.empty();
+    job.log_dir = class_mode ? (fs::path(opt_.out_dir) / s.id / "logs").string()
+                             : (fs::path(opt_.build_dir) / "logs" / s.id).string();
+    std::error_code ec;
+    fs::remove_all(job.log_dir, ec);
+    fs::create_directories(job.log_dir, ec);
+    if (class_mode) {
+      const fs::path dir = fs::path(opt_.out_dir) / s.id;
+      job.paths = {(dir / "report.json").string(), (dir / "feedback.md").string(), (dir / "results.json").string(),
+                   (dir / "prairielearn.json").string(), (dir / "junit.xml").string()};
+    } else {
+      job.paths = opt_.paths;
+      if (job.paths.report.empty()) job.paths.report = (fs::path(opt_.build_dir) / "report.json").string();
+    }
+    GradingRun& run = job.run;
+    run.id = s.id;
+    run.source = s.source;
+    run.fingerprint = s.fingerprint;
+    run.seed = opt_.seed;
+    run.date = timestamp();
+    run.sanitized = opt_.sanitize;
+    // An archive is unpacked where only the grader writes; a folder is read in place.
+    const fs::path unpacked = unpacked_dir(job.slot);
+    fs::remove_all(unpacked, ec);
+    std::string refused, tree = s.source;
+    if (s.archive) {
+      fs::create_directories(unpacked.parent_path(), ec);
+      refused = unpack(s.source, unpacked.string(), (fs::path(job.log_dir) / "unpack.log").string());
+      tree = unpacked.string();
+    }
+    if (refused.empty()) tree = class_mode ? locate_chapters(tree, manifest_) : tree;
+    run.chapters_dir = tree;
+    if (refused.empty() && !tree.empty()) return true;
+    for (const workbook::ChapterSpec* spec : chosen_) {
+      ChapterResult r;
+      r.spec = spec;
+      if (!refused.empty()) {
+        reject(r, {Refusal{"archive", "the archive is refused: " + refused}});
+      } else {
+        r.status = st::kMissing;
+        r.detail = fmt::format("no chapters/ tree in {}: expected folders such as {}/kernel.cu, at the top or "
+                               "inside one folder", fs::path(s.source).filename().string(),
+                               chosen_.empty() ? "" : chosen_.front()->slug);
       }
-      std::pair<std::optional<double>, std::optional<double>> m;
-      for (const TestRecord& rec : t.tests) {
-        if (rec.group == "Bandwidth" && rec.result == "passed") {
-          m = {number(rec, "subject_gbps"), number(rec, "ceiling_gbps")};
+      run.chapters.push_back(r);
+    }
+    return false;
+  }
+
+  // One GPU: its references first, then its share of the chapters, several at a time.
+  void gpu_worker(Session& session, GpuTester& tester, ReadyQueue& ready, Slots& slots) {
+    const std::string log_dir = session.build().log("");
+    if (!tester.measure_references(log_dir)) return;
+    struct Job {
+      InFlight* s;
+      std::size_t chapter;
+    };
+    std::mutex m;
+    std::deque<Job> queue;
+    std::vector<std::unique_ptr<InFlight>> held;  // owned here while its chapters are tested
+    bool done = false;
+    auto thread = [&] {
+      for (;;) {
+        Job job{};
+        {
+          std::unique_lock<std::mutex> l(m);
+          while (queue.empty() && !done) {
+            std::unique_ptr<InFlight> s = ready.pop();  // the next built submission
+            if (!s) {
+              done = true;
+              break;
+            }
+            s->run.device = tester.gpu().summary;
+            for (std::size_t i = 0; i < s->run.chapters.size(); ++i) {
+              if (s->run.chapters[i].status.empty()) queue.push_back({s.get(), i});
+            }
+            s->remaining = static_cast<int>(queue.size());
+            if (queue.empty()) {
+              finish(std::move(s), slots);
+            } else {
+              held.push_back(std::move(s));
+            }
+          }
+          if (queue.empty()) return;
+          job = queue.front();
+          queue.pop_front();
         }
-      }
-      if (!m.first && !t.tests.empty() && t.tests.front().result == "skipped") m = {0.0, 0.0};
-      it = reference_.emplace(spec.slug, m).first;
-      if (!m.first) {
-        fmt::print(stderr, "\ngrader: the reference of {} could not be measured (log: {})\n", spec.slug,
-                   build_.log(spec.slug + ".reference.log"));
-      }
-    }
-    r.reference_gbps = it->second.first;
-    r.reference_ceiling_gbps = it->second.second;
-    return true;
-  }
-
-  // The name of the test that was running when a process stopped: the first
-  // expected test it did not report.
-  static std::string running_test(const TestRun& t, const std::vector<std::string>& expected) {
-    for (const std::string& name : expected) {
-      if (!t.find(name)) return name;
-    }
-    return "";
-  }
-
-  // Checks that a run reported exactly the expected tests; "" if it did.
-  static std::string incomplete(const TestRun& t, const std::vector<std::string>& expected) {
-    std::set<std::string> seen;
-    for (const TestRecord& rec : t.tests) {
-      if (!std::count(expected.begin(), expected.end(), rec.name)) {
-        return fmt::format("it reported a test the grader did not ask for: {}", rec.name);
-      }
-      if (!seen.insert(rec.name).second) return fmt::format("it reported test {} twice", rec.name);
-    }
-    if (t.unreadable_lines) return fmt::format("{} of its result lines were unreadable", t.unreadable_lines);
-    if (t.process.channel_overflowed) return "it sent more results than any test run can";
-    if (seen.size() != expected.size() || !t.ended) {
-      return fmt::format("it reported {} of the {} tests{}", seen.size(), expected.size(),
-                         t.ended ? "" : " and never said it had finished");
-    }
-    return "";
-  }
-
-  std::string process_end(const ProcessResult& p) const {
-    if (p.signal) return fmt::format("died of signal {} ({})", p.signal, strsignal(p.signal));
-    return fmt::format("exited with status {}", p.exit_code);
-  }
-
-  void run_main(const workbook::ChapterSpec& spec, ChapterResult& r) {
-    const std::string log = build_.log(spec.slug + ".test.log");
-    const TestRun t = run_tests({executable("test_" + spec.slug), "--chapter=" + spec.slug, "--subject=learner"},
-                                log, limit(spec), {{"WORKBOOK_SEED", std::to_string(opt_.seed)}});
-    tally(t, r);
-    if (t.process.interrupted) return interrupt(r);
-    if (t.process.timed_out) {
-      const std::string test = running_test(t, expected_);
-      r.status = st::kTimedOut;
-      r.detail = fmt::format("no result after {} s{}: a kernel that never finishes (a __syncthreads() "
-                             "some threads never reach, or a loop that never ends)",
-                             limit(spec), test.empty() ? "" : ", in test " + test);
-      return;
-    }
-    if (!t.context_lost.empty()) {
-      r.status = st::kCrashed;
-      r.detail = fmt::format("the kernel broke the CUDA context in test {}; no later test could run "
-                             "(typically an out-of-bounds or misaligned access)",
-                             t.context_lost);
-      return;
-    }
-    if (t.process.signal) {
-      r.status = st::kCrashed;
-      r.detail = fmt::format("the test process {} during test {}\n{}", process_end(t.process),
-                             running_test(t, expected_), tail_of(log, 6));
-      return;
-    }
-    if (!t.problem.empty()) {
-      r.status = st::kFailed;
-      r.detail = t.problem;
-      return;
-    }
-    if (!t.began) {
-      r.status = st::kCrashed;
-      r.detail = fmt::format("the test process {} before it reported anything\n{}",
-                             process_end(t.process), tail_of(log, 6));
-      return;
-    }
-    if (const std::string why = incomplete(t, expected_); !why.empty()) {
-      r.status = st::kIncomplete;
-      r.detail = fmt::format("the test process {}, and {}: a run that stops early or skips tests is "
-                             "not graded (last test started: {})",
-                             process_end(t.process), why, running_test(t, expected_));
-    }
-  }
-
-  // Counts the tests: every test that ran and was not skipped is a correctness
-  // test, the bandwidth measurement's checks of its timed calls included.
-  static void tally(const TestRun& t, ChapterResult& r) {
-    for (const TestRecord& rec : t.tests) {
-      if (rec.group == "Bandwidth") {
-        r.learner_gbps = number(rec, "subject_gbps");
-        r.learner_ceiling_gbps = number(rec, "ceiling_gbps");
-      }
-      if (rec.result == "skipped") continue;
-      ++r.tests_total;
-      if (rec.result == "passed") {
-        ++r.tests_passed;
-        continue;
-      }
-      std::string message;
-      for (const std::string& f : rec.failures) message += f + "\n";
-      add_failure(r, rec.name, message);
-    }
-  }
-
-  // Runs the sanitized tests under each compute-sanitizer tool; a finding
-  // fails the chapter's correctness, with the tool's first lines as the reason.
-  void sanitize(const workbook::ChapterSpec& spec, ChapterResult& r) {
-    const std::string sanitizer = find_tool("compute-sanitizer");
-    if (sanitizer.empty()) return;
-    for (std::string_view tool_view : names::kSanitizerTools) {
-      const std::string tool(tool_view);
-      const std::string log = build_.log(spec.slug + "." + tool + ".log");
-      const TestRun t = run_tests({sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundError),
-                                   "--print-limit", "4", executable("test_" + spec.slug), "--chapter=" + spec.slug,
-                                   "--subject=learner", "--gtest_filter=" + sanitizer_filter()},
-                                  log, 4.0 * limit(spec), {{"WORKBOOK_SEED", std::to_string(opt_.seed)}});
-      if (t.process.interrupted) return interrupt(r);
-      ++r.tests_total;  // each tool's run counts as one more correctness test
-      std::string what;
-      if (t.process.timed_out) {
-        what = "timed out under compute-sanitizer " + tool;
-      } else if (t.process.exit_code == kSanitizerFoundError) {
-        what = "compute-sanitizer " + tool + " reports errors";
-      } else if (const std::string why = incomplete(t, sanitized_); !why.empty()) {
-        what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool,
-                           process_end(t.process), why);
-      } else if (t.process.exit_code != 0 || std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) {
-                   return x.result == "failed";
-                 })) {
-        what = fmt::format("tests fail under compute-sanitizer {} ({})", tool, process_end(t.process));
-      } else {
-        ++r.tests_passed;
-        continue;
-      }
-      std::string findings;
-      std::istringstream in(read_bounded(log));
-      int kept = 0;
-      for (std::string line; std::getline(in, line) && kept < 10;) {
-        if (line.rfind("=========", 0) == 0 && line.size() > 10) {
-          findings += line + "\n";
-          ++kept;
+        InFlight& s = *job.s;
+        ChapterResult& r = s.run.chapters[job.chapter];
+        tester.test_chapter(session.slot_executable(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
+        if (opt_.submissions_dir.empty()) {
+          std::lock_guard<std::mutex> l(print_);
+          fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);
+          std::fflush(stdout);
         }
-      }
-      add_failure(r, "Sanitizer." + tool,
-                  fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
-      r.detail = what + (tool == "racecheck"
-                             ? ": a shared-memory data race (threads of one warp are not in lockstep on "
-                               "Volta and later: order their accesses with __syncwarp())"
-                         : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
-                                               : ": an out-of-bounds or misaligned memory access");
-      return;
-    }
-  }
-
-  void score(ChapterResult& r) const {
-    std::stable_sort(r.failed.begin(), r.failed.end(), [](const FailedTest& a, const FailedTest& b) {
-      return group_rank(std::string(names::group_of(a.name))) < group_rank(std::string(names::group_of(b.name)));
-    });
-    std::stable_sort(r.failed_groups.begin(), r.failed_groups.end(),
-                     [](const std::string& a, const std::string& b) { return group_rank(a) < group_rank(b); });
-    const bool correct = r.tests_total > 0 && r.tests_passed == r.tests_total;
-    if (correct && r.learner_gbps && r.learner_ceiling_gbps && r.reference_gbps && r.reference_ceiling_gbps &&
-        *r.learner_ceiling_gbps > 0 && *r.reference_gbps > 0 && *r.reference_ceiling_gbps > 0) {
-      r.bandwidth_ratio = (*r.learner_gbps / *r.learner_ceiling_gbps) / (*r.reference_gbps / *r.reference_ceiling_gbps);
-      r.bandwidth_passed = *r.bandwidth_ratio >= r.spec->bandwidth_fraction;
-    }
-    r.points = (correct ? r.spec->correctness_points : 0) + (r.bandwidth_passed ? r.spec->performance_points : 0);
-    r.status = correct && r.bandwidth_passed ? st::kPassed : st::kFailed;
-    if (r.status == st::kFailed && r.detail.empty()) {
-      if (!correct) {
-        r.detail = fmt::format("{} of {} correctness tests failed", r.tests_total - r.tests_passed, r.tests_total);
-      } else if (r.bandwidth_ratio) {
-        r.detail = fmt::format("correct, but below the chapter's bandwidth threshold: {:.0f} GB/s is "
-                               "{:.0f}% of the reference's {:.0f} GB/s (each as a fraction of the "
-                               "streaming-read ceiling measured beside it); the chapter asks for {:.0f}%",
-                               *r.learner_gbps, 100 * *r.bandwidth_ratio, *r.reference_gbps,
-                               100 * r.spec->bandwidth_fraction);
-        r.failed_groups.push_back("Bandwidth");
-      } else {
-        r.detail = "correct, but the bandwidth could not be compared with the reference's";
-      }
-    }
-  }
-
-  void print_idea_notes() const {
-    std::string out;
-    for (const ChapterResult& r : run_.chapters) {
-      for (const IdeaNote& n : r.idea) {
-        if (!n.shown) out += fmt::format("  {}: {} not seen in the machine code\n", r.spec->slug, n.what);
-      }
-    }
-    if (!out.empty()) fmt::print("\nFor the instructor (not part of the grade):\n{}", out);
-  }
-
-  bool write_reports() const {
-    bool ok = true;
-    const auto write = [&](const std::string& what, const std::string& path, const std::string& why) {
-      if (why.empty()) {
-        fmt::print("{}: {}\n", what, path);
-      } else {
-        fmt::print(stderr, "grader: {}\n", why);
-        ok = false;
+        if (--s.remaining == 0) {
+          std::unique_ptr<InFlight> mine;
+          {
+            std::lock_guard<std::mutex> l(m);
+            for (auto& h : held) {
+              if (h.get() == &s) mine = std::move(h);
+            }
+            held.erase(std::remove(held.begin(), held.end(), nullptr), held.end());
+          }
+          finish(std::move(mine), slots);
+        }
       }
     };
-    const std::string report = opt_.report.empty() ? (fs::path(opt_.build_dir) / "report.json").string() : opt_.report;
-    fmt::print("\n");
-    write("report", report, write_atomically(report, report_json(run_)));
-    if (!opt_.gradescope.empty()) {
-      write("gradescope results", opt_.gradescope, write_atomically(opt_.gradescope, gradescope_json(run_)));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < std::max(1, opt_.jobs_per_gpu); ++i) threads.emplace_back(thread);
+    for (std::thread& t : threads) t.join();
+  }
+
+  // A submission's last chapter is done: its reports, its slot back, the progress.
+  void finish(std::unique_ptr<InFlight> job, Slots& slots) {
+    if (!job) return;
+    GradingRun& run = job->run;
+    for (ChapterResult& r : run.chapters) {
+      if (r.status.empty()) r.status = interrupted() ? std::string(st::kInterrupted) : std::string(st::kFailed);
     }
-    if (!opt_.roster.empty()) write("roster", opt_.roster, append_roster(opt_.roster, run_, manifest_));
-    return ok;
+    run.interrupted = interrupted();
+    run.graded = !gpus_.empty() && std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
+      return r.status != st::kNoGpu && r.status != st::kInterrupted && r.status != st::kNotGraded;
+    });
+    if (gpus_.empty()) run.not_graded_reason = no_gpu_;
+    if (run.interrupted) run.not_graded_reason = "the grader was interrupted";
+    run.seconds = std::chrono::duration<double>(Clock::now() - job->start).count();
+    slots.give(job->slot);
+    const bool class_mode = !opt_.submissions_dir.empty();
+    std::error_code ec;
+    if (class_mode) fs::create_directories(fs::path(job->paths.report).parent_path(), ec);
+    std::lock_guard<std::mutex> l(print_);
+    if (!class_mode) {
+      print_table(run);
+      print_idea_notes(run);
+      fmt::print("\n");
+    }
+    const std::vector<std::string> problems = write_reports(run, job->paths, report_options(), !class_mode);
+    for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
+    if (!problems.empty()) write_failed_ = true;
+    if (std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
+          return r.status != st::kPassed && r.status != st::kNoGpu;
+        })) {
+      any_failed_ = true;
+    }
+    if (class_mode) progress(run);
+  }
+
+  GradescopeOptions report_options() const {
+    GradescopeOptions o;
+    o.visibility = opt_.gradescope_visibility;
+    o.leaderboard = opt_.leaderboard;
+    return o;
+  }
+
+  // One line per submission graded; on a terminal, a status line under them.
+  void progress(const GradingRun& run) {
+    ++done_;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double per = elapsed / static_cast<double>(done_);
+    const std::size_t left = pending_ - done_;
+    const std::string points = fmt::format("{:g}/{}", run.points(), run.max_points());
+    const bool tty = isatty(STDOUT_FILENO);
+    fmt::print("{}[{}/{}] {:<24} {:>9}  {:>6}{}\n", tty ? "\r\033[K" : "", done_ + kept_, total_, run.id,
+               run.graded ? points : "not graded", duration(run.seconds),
+               run.interrupted ? "  (interrupted)" : "");
+    if (tty && left > 0) {
+      fmt::print("{} of {} graded, {:.1f} per minute, about {} left", done_ + kept_, total_, 60.0 / per,
+                 duration(per * static_cast<double>(left)));
+    }
+    std::fflush(stdout);
+  }
+
+  void finish_progress() {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (done_ > 0) {
+      fmt::print("{}graded {} submission{} in {} ({} per submission, builds included)\n",
+                 isatty(STDOUT_FILENO) ? "\r\033[K" : "", done_, done_ == 1 ? "" : "s", duration(elapsed),
+                 duration(elapsed / static_cast<double>(done_)));
+    }
   }
 
   const Options& opt_;
   const workbook::Manifest& manifest_;
-  Build build_;
-  GradingRun run_;
-  Toolchain tools_;
-  Rules rules_;
-  std::vector<std::string> expected_, sanitized_, arch_flags_;
-  std::map<std::string, std::shared_future<std::vector<Refusal>>> includes_;  // by slug
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
+  std::vector<const workbook::ChapterSpec*> chosen_;
+  std::vector<Gpu> gpus_;
+  std::string no_gpu_;
+  std::mutex print_;
+  Clock::time_point start_;
+  std::size_t done_ = 0, kept_ = 0, total_ = 0, pending_ = 0;
+  bool write_failed_ = false, any_failed_ = false;
 };
 
 }  // namespace
 
-int grade(const Options& opt, const workbook::Manifest& manifest) {
-  return Grader(opt, manifest).run();
-}
+int grade(const Options& opt, const workbook::Manifest& manifest) { return Run(opt, manifest).run(); }
 
 }  // namespace grader

@@ -1,5 +1,5 @@
-// One grading run: prepare the build once, then build, check and test each
-// chapter in turn, each in processes of its own.
+// A grading run: one submission (a chapters/ tree) or a class (a folder of
+// submissions), built once, compiled on the CPU while the GPUs test.
 #pragma once
 
 #include "options.hpp"
@@ -7,9 +7,14 @@
 
 namespace grader {
 
-//! Grades opt.chapters_dir; returns the exit status (0 all graded chapters
-//! passed or no GPU, 1 some failed, 2 grading could not start or a report
-//! could not be written, 128 + signal when interrupted).
+//! Exit statuses of a grading run.
+inline constexpr int kAllPassed = 0;
+inline constexpr int kSomeFailed = 1;
+inline constexpr int kCannotGrade = 2;  // a usage error, a build of the grader's own parts, a report not written
+inline constexpr int kNotGraded = 3;    // no GPU: nothing was tested
+
+//! Grades opt.chapters_dir, or every submission of opt.submissions_dir; returns
+//! the exit status (128 + signal when interrupted).
 int grade(const Options& opt, const workbook::Manifest& manifest);
 
 }  // namespace grader

@@ -3,6 +3,9 @@
 //   grader                          grade ./chapters
 //   grader --chapter 03             one chapter
 //   grader --chapters ~/alice/chapters --report alice.json
+//   grader --submissions class/ --out grades/              a whole class
+//   grader --submissions class/ --out grades/ --shard 2/8  one task of a Slurm array
+//   grader --merge grades/                                 the class reports of the shards
 //
 // Every usage error exits 2 with one line saying what is wrong.
 #include <cstdint>
@@ -12,12 +15,15 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "formats.hpp"
 #include "grade.hpp"
+#include "merge.hpp"
 #include "options.hpp"
 #include "process.hpp"
 #include "workbook/manifest.hpp"
@@ -86,6 +92,13 @@ std::string output_path(const char* option, const std::string& given) {
   return path.string();
 }
 
+std::string input_file(const char* option, const std::string& given) {
+  const fs::path path = fs::absolute(given).lexically_normal();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UsageError(fmt::format("{} {}: no such file", option, given));
+  return path.string();
+}
+
 std::uint64_t parse_seed(const std::string& text) {
   if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), ::isdigit)) {
     throw UsageError(fmt::format("--seed {}: a seed is a whole number from 0 to 18446744073709551615",
@@ -99,6 +112,58 @@ std::uint64_t parse_seed(const std::string& text) {
   return v;
 }
 
+std::string existing_dir(const char* option, const std::string& given) {
+  const fs::path dir = fs::absolute(given).lexically_normal();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{} {}: no such directory", option, given));
+  return fs::canonical(dir).string();
+}
+
+// An output folder: created if its parent exists.
+std::string output_dir(const char* option, const std::string& given) {
+  const fs::path dir = fs::absolute(given).lexically_normal();
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("{} {}: exists and is not a directory", option, given));
+  }
+  if (!fs::exists(dir, ec) && !fs::is_directory(dir.parent_path(), ec)) {
+    throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, given, dir.parent_path().string()));
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("{} {}: cannot create it: {}", option, given, ec.message()));
+  return dir.string();
+}
+
+// "K/N" with 1 <= K <= N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  const auto whole = [](const std::string& t) {
+    return !t.empty() && t.size() < 6 && std::all_of(t.begin(), t.end(), ::isdigit);
+  };
+  if (slash != std::string::npos && whole(text.substr(0, slash)) && whole(text.substr(slash + 1))) {
+    const int k = std::stoi(text.substr(0, slash)), n = std::stoi(text.substr(slash + 1));
+    if (k >= 1 && k <= n) return {k, n};
+  }
+  throw UsageError(fmt::format("--shard {}: expected K/N with 1 <= K <= N (the K-th of N slices), e.g. 1/4", text));
+}
+
+std::vector<int> parse_gpus(const std::string& text) {
+  std::vector<int> gpus;
+  std::string item;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') {
+      item += text[i];
+      continue;
+    }
+    if (item.empty() || item.size() > 3 || !std::all_of(item.begin(), item.end(), ::isdigit)) {
+      throw UsageError(fmt::format("--gpus {}: expected GPU numbers separated by commas, e.g. 0,1", text));
+    }
+    gpus.push_back(std::stoi(item));
+    item.clear();
+  }
+  return gpus;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,17 +175,36 @@ int main(int argc, char** argv) {
     return kUsageError;
   }
   grader::Options opt;
-  std::string chapters = WORKBOOK_SOURCE_DIR "/chapters", seed;
+  std::string chapters = WORKBOOK_SOURCE_DIR "/chapters", seed, shard, gpus;
   CLI::App app{"Builds, checks and tests each chapter of a chapters/ tree on the GPU, one process per "
-               "chapter, and reports points per chapter. Exit status: 0 every graded chapter passed "
-               "(or there is no GPU), 1 some failed, 2 a usage error or a report that could not be "
-               "written, 130 interrupted."};
-  app.add_option("--chapters", chapters, "the chapters/ tree to grade (a submission)")->capture_default_str();
+               "chapter, and reports points per chapter; or a whole class of submissions. Exit status: "
+               "0 every chapter passed, 1 some failed, 2 a usage error or something the grader could "
+               "not do (its own build, a report it could not write), 3 nothing graded (no GPU), "
+               "130 interrupted."};
+  app.add_option("--chapters", chapters, "the chapters/ tree to grade (one submission)")->capture_default_str();
   app.add_option("--chapter", opt.only, "grade only this chapter (repeatable): 03_idle_threads, 03 or 3");
-  app.add_option("--build-dir", opt.build_dir, "where to build (default: one folder per tree under the grader's build)");
-  app.add_option("--report", opt.report, "where to write the JSON report (default: <build-dir>/report.json)");
-  app.add_option("--gradescope", opt.gradescope, "also write Gradescope's results.json here");
-  app.add_option("--roster", opt.roster, "append one CSV row (submission, points per chapter) to this class roster");
+  auto* submissions = app.add_option("--submissions", opt.submissions_dir,
+      "grade a class: every folder, .zip, .tar.gz or .tgz in this folder is a submission");
+  app.add_option("--out", opt.out_dir, "with --submissions: <out>/<id>/ gets each submission's reports, "
+                 "<out> the class reports (gradebook.csv, junit.xml, summary.txt)");
+  app.add_option("--shard", shard, "with --submissions: grade only the K-th of N slices, K/N (a Slurm array task)");
+  app.add_flag("--regrade", opt.regrade, "with --submissions: grade again where a complete report exists");
+  auto* merge = app.add_option("--merge", opt.merge_dir,
+      "write the class reports of this output folder (after the shards of a Slurm array), grading nothing");
+  app.add_option("--ids", opt.ids_file, "a CSV 'submission,student' naming each submission's student in the gradebook");
+  app.add_option("--gpus", gpus, "the GPUs to use, e.g. 0,1 (default: every visible GPU, one worker each)");
+  app.add_option("--jobs-per-gpu", opt.jobs_per_gpu, "test processes at once on one GPU (a timed run is always alone)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--build-dir", opt.build_dir, "the grading build, shared by every submission (default: grading/ in the grader's build)");
+  app.add_option("--report", opt.paths.report, "where to write the JSON report (default: <build-dir>/report.json)");
+  app.add_option("--feedback", opt.paths.feedback, "also write the student's feedback (Markdown) here");
+  app.add_option("--gradescope", opt.paths.gradescope, "also write Gradescope's results.json here");
+  app.add_option("--prairielearn", opt.paths.prairielearn, "also write PrairieLearn's results.json here");
+  app.add_option("--junit", opt.paths.junit, "also write JUnit XML here");
+  app.add_option("--gradescope-visibility", opt.gradescope_visibility,
+                 "visible, hidden, after_due_date or after_published")->capture_default_str();
+  app.add_flag("!--no-leaderboard", opt.leaderboard, "leave the GB/s leaderboard out of Gradescope's results");
   app.add_option("--seed", seed, "seed for the random inputs, 0 to 2^64-1 (default: fresh each run)");
   app.add_option("--build-timeout", opt.build_timeout_s, "seconds allowed to build one chapter")
       ->capture_default_str()
@@ -130,6 +214,7 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", opt.timeout_s,
                  "seconds allowed for one chapter's tests (default: the manifest's, per chapter)")
       ->check(CLI::Range(1, 86400));
+  submissions->excludes(merge);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -142,10 +227,37 @@ int main(int argc, char** argv) {
   }
   try {
     for (std::string& name : opt.only) name = chapter_slug(name, manifest);
-    opt.chapters_dir = chapters_tree(chapters, manifest).string();
-    opt.report = output_path("--report", opt.report);
-    opt.gradescope = output_path("--gradescope", opt.gradescope);
-    opt.roster = output_path("--roster", opt.roster);
+    if (!grader::valid_gradescope_visibility(opt.gradescope_visibility)) {
+      throw UsageError(fmt::format("--gradescope-visibility {}: one of visible, hidden, after_due_date, after_published",
+                                   opt.gradescope_visibility));
+    }
+    if (!shard.empty()) std::tie(opt.shard, opt.shards) = parse_shard(shard);
+    if (!gpus.empty()) opt.gpus = parse_gpus(gpus);
+    if (!opt.ids_file.empty()) opt.ids_file = input_file("--ids", opt.ids_file);
+    if (!opt.merge_dir.empty()) {
+      opt.merge_dir = existing_dir("--merge", opt.merge_dir);
+    } else if (!opt.submissions_dir.empty()) {
+      opt.submissions_dir = existing_dir("--submissions", opt.submissions_dir);
+      if (opt.out_dir.empty()) throw UsageError("--submissions needs --out: the folder the reports go to");
+      opt.out_dir = output_dir("--out", opt.out_dir);
+      for (const std::string& single : {opt.paths.report, opt.paths.feedback, opt.paths.gradescope,
+                                        opt.paths.prairielearn, opt.paths.junit}) {
+        if (!single.empty()) {
+          throw UsageError("--report, --feedback, --gradescope, --prairielearn and --junit are for one "
+                           "submission; with --submissions every report goes to <out>/<id>/");
+        }
+      }
+    } else {
+      if (!shard.empty() || !opt.out_dir.empty() || opt.regrade) {
+        throw UsageError("--shard, --out and --regrade go with --submissions");
+      }
+      opt.chapters_dir = chapters_tree(chapters, manifest).string();
+      opt.paths.report = output_path("--report", opt.paths.report);
+      opt.paths.feedback = output_path("--feedback", opt.paths.feedback);
+      opt.paths.gradescope = output_path("--gradescope", opt.paths.gradescope);
+      opt.paths.prairielearn = output_path("--prairielearn", opt.paths.prairielearn);
+      opt.paths.junit = output_path("--junit", opt.paths.junit);
+    }
     if (!opt.build_dir.empty()) opt.build_dir = fs::absolute(opt.build_dir).lexically_normal().string();
     if (!seed.empty()) {
       opt.seed = parse_seed(seed);
@@ -155,16 +267,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return kUsageError;
   }
+  if (!opt.merge_dir.empty()) {
+    return grader::merge_class(opt.merge_dir, manifest, opt.ids_file, opt.only);
+  }
   if (!opt.seed_given) {
     std::random_device rd;
     opt.seed = (std::uint64_t(rd()) << 20) ^ rd();
   }
-  if (opt.build_dir.empty()) {
-    std::string tag = fs::path(opt.chapters_dir).parent_path().filename().string() + "-" +
-                      std::to_string(std::hash<std::string>{}(opt.chapters_dir) % 100000);
-    std::replace_if(tag.begin(), tag.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '-'; }, '_');
-    opt.build_dir = (fs::path(WORKBOOK_BINARY_DIR) / "graded" / tag).string();
-  }
+  if (opt.build_dir.empty()) opt.build_dir = (fs::path(WORKBOOK_BINARY_DIR) / "grading").string();
   grader::install_interrupt_handlers();
   try {
     return grader::grade(opt, manifest);

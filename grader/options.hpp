@@ -2,21 +2,37 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace grader {
 
+//! Where one submission's reports go (each may be empty: not written).
+struct ReportPaths {
+  std::string report, feedback, gradescope, prairielearn, junit;
+};
+
 struct Options {
-  std::string chapters_dir;        // the chapters/ tree to grade
-  std::vector<std::string> only;   // chapter slugs; empty: every chapter of the manifest
-  std::string build_dir;
-  std::string report, gradescope, roster;
+  // What to grade: one chapters/ tree, or a folder of submissions.
+  std::string chapters_dir;
+  std::string submissions_dir;      // class mode when set
+  std::string out_dir;              // class mode: <out>/<id>/ per submission, class reports in <out>
+  int shard = 1, shards = 1;        // --shard K/N: the K-th of N slices of the submissions
+  bool regrade = false;             // class mode: grade again even where a complete report exists
+  std::string merge_dir;            // --merge: only write the class reports of <merge_dir>
+  std::string ids_file;             // submission folder -> student id, for the gradebook
+
+  std::vector<std::string> only;    // chapter slugs; empty: every chapter of the manifest
+  std::string build_dir;            // the grading build, shared by every submission of a run
+  ReportPaths paths;                // one submission's reports (not class mode)
+  std::string gradescope_visibility = "visible";
+  bool leaderboard = true;
+  std::vector<int> gpus;            // indices of visible GPUs to use; empty: all
+  int jobs_per_gpu = 4;             // test processes at once on one GPU (timing runs alone)
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;
-  int timeout_s = 0;               // 0: each chapter's own limit from the manifest
+  int timeout_s = 0;                // 0: each chapter's own limit from the manifest
   bool sanitize = true;
 };
 

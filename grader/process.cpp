@@ -5,9 +5,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +68,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   }
   int pipe_fds[2] = {-1, -1};
   const bool channel = !options.channel_variable.empty();
+  // Everything the child needs is made before fork: between fork and exec a
+  // child of a threaded process may only make async-signal-safe calls.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [key, value] : options.env) env[key] = value;
+  if (channel) env[options.channel_variable] = std::to_string(kChannelFd);
+  std::vector<std::string> env_entries;
+  for (const auto& [key, value] : env) env_entries.push_back(key + "=" + value);
+  std::vector<char*> envp, args;
+  for (std::string& e : env_entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   if (channel && pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
   const pid_t pid = fork();
   if (pid < 0) {
@@ -78,23 +99,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (options.nice) setpriority(PRIO_PROCESS, 0, options.nice);
+    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
       dup2(fd, STDERR_FILENO);
-      close(fd);
     }
-    const int null = open("/dev/null", O_RDONLY);
+    const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null >= 0) dup2(null, STDIN_FILENO);
-    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
     if (channel) {
-      const int inherited = dup(pipe_fds[1]);  // a dup does not inherit O_CLOEXEC
-      setenv(options.channel_variable.c_str(), std::to_string(inherited).c_str(), 1);
+      // dup2 clears close-on-exec on the copy; the same number needs it cleared by hand.
+      if (pipe_fds[1] == kChannelFd) {
+        fcntl(kChannelFd, F_SETFD, 0);
+      } else {
+        dup2(pipe_fds[1], kChannelFd);
+      }
     }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent, so a kill of the group cannot miss
@@ -104,12 +125,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     close(pipe_fds[1]);
     fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
   }
+  auto last_heard = start;
   auto drain = [&] {
     if (!channel) return;
     char buf[65536];
     for (;;) {
       const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
       if (n <= 0) break;
+      last_heard = std::chrono::steady_clock::now();
       if (result.channel.size() < options.channel_limit) {
         result.channel.append(buf, static_cast<std::size_t>(n));
       } else {
@@ -122,9 +145,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > timeout_s || interrupted()) {
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const bool silent = channel && options.silence_limit_s > 0 &&
+                        std::chrono::duration<double>(now - last_heard).count() > options.silence_limit_s;
+    if (elapsed > timeout_s || silent || interrupted()) {
+      result.silent = silent && elapsed <= timeout_s;
       kill(-pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

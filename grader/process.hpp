@@ -16,6 +16,7 @@ struct ProcessResult {
   double seconds = 0;
   std::string channel;       // what arrived on the result channel, if one was asked for
   bool channel_overflowed = false;
+  bool silent = false;       // timed out because the channel stayed silent too long
 };
 
 struct ProcessOptions {
@@ -24,13 +25,20 @@ struct ProcessOptions {
   //! what the child writes there comes back in ProcessResult::channel.
   std::string channel_variable;
   std::size_t channel_limit = std::size_t(8) << 20;
+  int nice = 0;  // a lower CPU priority (builds beside timed GPU runs)
+  //! With a channel: end the child when nothing arrives on it for this long
+  //! (a test that hangs), however much of its whole time limit is left. 0: no limit.
+  double silence_limit_s = 0;
 };
 
 //! Runs argv[0] with argv in a process group of its own, stdout and stderr to
-//! `log_path`. After `timeout_s`, or when the grader is interrupted, the whole
+//! `log_path`. Safe to call from several threads at once. After `timeout_s`, or when the grader is interrupted, the whole
 //! group is killed (a hung kernel's host thread, nvcc's children with it).
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
                           double timeout_s, const ProcessOptions& options = {});
+
+//! The descriptor number a child finds its result channel on.
+inline constexpr int kChannelFd = 3;
 
 //! Makes SIGINT and SIGTERM end the running child's process group and mark
 //! the grader interrupted, instead of killing the grader at once.

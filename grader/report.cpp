@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <unistd.h>
@@ -19,6 +20,12 @@ using nlohmann::json;
 
 namespace grader {
 namespace st = workbook::names::status;
+
+bool GradingRun::complete() const {
+  return graded && !interrupted && std::none_of(chapters.begin(), chapters.end(), [](const ChapterResult& r) {
+    return r.status == st::kInterrupted || r.status == st::kNotGraded || r.status == st::kNoGpu || r.status.empty();
+  });
+}
 
 double GradingRun::points() const {
   double total = 0;
@@ -74,10 +81,9 @@ void print_table(const GradingRun& run) {
       if (hint != r.spec->hints.end()) fmt::print("  hint ({}): {}\n", group, hint->second);
     }
   }
-  const bool none_ran = std::all_of(run.chapters.begin(), run.chapters.end(),
-                                    [](const ChapterResult& r) { return r.status == st::kNoGpu; });
-  if (!run.chapters.empty() && none_ran) {
-    fmt::print("\nEvery chapter compiled. Grading needs a CUDA device: run this on a machine with a GPU.\n");
+  if (!run.graded && !run.interrupted) {
+    fmt::print("\nNot graded: {}. The chapters marked \"{}\" were built and checked; run the grader "
+               "where it can use a GPU to grade them.\n", run.not_graded_reason, st::kNoGpu);
   }
   if (run.interrupted) fmt::print("\nInterrupted: the chapters above marked so were not graded.\n");
 }
@@ -109,9 +115,10 @@ std::string write_atomically(const std::string& path, const std::string& text) {
   return "";
 }
 
-std::string report_json(const GradingRun& run) {
+json report_document(const GradingRun& run) {
   json chapters = json::array();
   for (const ChapterResult& r : run.chapters) {
+    const bool correct = r.correct() && r.status != st::kRejected;
     json c = {{"slug", r.spec->slug},
               {"version", r.spec->version},
               {"title", r.spec->title},
@@ -119,10 +126,16 @@ std::string report_json(const GradingRun& run) {
               {"detail", bounded_text(r.detail)},
               {"tests_passed", r.tests_passed},
               {"tests_total", r.tests_total},
+              {"correctness_passed", correct},
+              {"correctness_points", correct ? r.spec->correctness_points : 0},
+              {"max_correctness_points", r.spec->correctness_points},
               {"bandwidth_passed", r.bandwidth_passed},
+              {"performance_points", r.bandwidth_passed ? r.spec->performance_points : 0},
+              {"max_performance_points", r.spec->performance_points},
               {"points", r.points},
               {"max_points", r.max_points()},
-              {"required_fraction", r.spec->bandwidth_fraction}};
+              {"required_fraction", r.spec->bandwidth_fraction},
+              {"seconds", r.seconds}};
     auto put = [&](const char* key, const std::optional<double>& v) { c[key] = v ? json(*v) : json(nullptr); };
     put("learner_gbps", r.learner_gbps);
     put("learner_ceiling_gbps", r.learner_ceiling_gbps);
@@ -135,9 +148,16 @@ std::string report_json(const GradingRun& run) {
     for (const IdeaNote& n : r.idea) {
       c["idea"].push_back({{"what", n.what}, {"shown", n.shown}, {"evidence", bounded_text(n.evidence, 1024)}});
     }
+    c["tests"] = json::array();
+    for (const TestOutcome& t : r.tests) c["tests"].push_back({{"name", t.name}, {"result", t.result}});
     c["failed_tests"] = json::array();
     for (const FailedTest& f : r.failed) {
       c["failed_tests"].push_back({{"name", f.name}, {"message", bounded_text(f.message)}});
+    }
+    c["hints"] = json::array();
+    for (const std::string& group : r.failed_groups) {
+      const auto hint = r.spec->hints.find(group);
+      if (hint != r.spec->hints.end()) c["hints"].push_back({{"group", group}, {"text", hint->second}});
     }
     chapters.push_back(c);
   }
@@ -145,66 +165,65 @@ std::string report_json(const GradingRun& run) {
   if (run.device) {
     device = {{"name", run.device->name},
               {"multiprocessors", run.device->multiprocessors},
+              {"compute_capability", run.device->compute_capability},
               {"driver_cuda", run.device->driver_cuda},
               {"runtime_cuda", run.device->runtime_cuda}};
   }
-  return dump({{"schema", kReportSchema},
-               {"grader_version", WORKBOOK_GRADER_VERSION},
-               {"chapters_dir", run.chapters_dir},
-               {"seed", run.seed},
-               {"date", run.date},
-               {"device", device},
-               {"graded", run.graded},
-               {"interrupted", run.interrupted},
-               {"points", run.points()},
-               {"max_points", run.max_points()},
-               {"chapters", chapters}});
+  return {{"schema", kReportSchema},
+          {"grader_version", WORKBOOK_GRADER_VERSION},
+          {"submission",
+           {{"id", valid_utf8(run.id)},
+            {"source", valid_utf8(run.source)},
+            {"chapters_dir", valid_utf8(run.chapters_dir)},
+            {"fingerprint", run.fingerprint}}},
+          {"seed", run.seed},
+          {"date", run.date},
+          {"seconds", run.seconds},
+          {"device", device},
+          {"graded", run.graded},
+          {"not_graded_reason", run.graded ? "" : run.not_graded_reason},
+          {"interrupted", run.interrupted},
+          {"sanitized", run.sanitized},
+          {"complete", run.complete()},
+          {"points", run.points()},
+          {"max_points", run.max_points()},
+          {"chapters", chapters}};
 }
 
-std::string gradescope_json(const GradingRun& run) {
-  json tests = json::array();
+void print_idea_notes(const GradingRun& run) {
+  std::string out;
   for (const ChapterResult& r : run.chapters) {
-    std::string output = r.status + (r.detail.empty() ? "" : ": " + r.detail);
-    for (const FailedTest& f : r.failed) output += "\n" + f.name + "\n" + first_lines(f.message, 8);
-    tests.push_back({{"name", r.spec->slug + " (" + r.spec->version + ") " + r.spec->title},
-                     {"score", r.points},
-                     {"max_score", r.max_points()},
-                     {"status", r.status == st::kPassed ? "passed" : "failed"},
-                     {"output", bounded_text(output)}});
+    for (const IdeaNote& n : r.idea) {
+      if (!n.shown) out += fmt::format("  {}: {} not seen in the machine code\n", r.spec->slug, n.what);
+    }
   }
-  return dump({{"score", run.points()}, {"tests", tests}});
+  if (!out.empty()) fmt::print("\nFor the instructor (not part of the grade):\n{}", out);
 }
 
-std::string append_roster(const std::string& path, const GradingRun& run,
-                          const workbook::Manifest& manifest) {
-  std::string header = "submission,date,seed,points,max_points";
-  for (const workbook::ChapterSpec& c : manifest.chapters) header += "," + c.slug;
-  std::string existing;
-  std::error_code ec;
-  if (fs::exists(path, ec) && fs::file_size(path, ec) > 0) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream all;
-    all << in.rdbuf();
-    existing = all.str();
-    const std::string first = existing.substr(0, existing.find('\n'));
-    if (first != header) {
-      return fmt::format("cannot append to {}: its columns are not this manifest's chapters "
-                         "(header '{}'); start a new roster file",
-                         path, first.substr(0, 200));
+std::vector<std::string> write_reports(const GradingRun& run, const ReportPaths& paths,
+                                       const GradescopeOptions& gradescope, bool announce) {
+  std::vector<std::string> problems;
+  const json doc = report_document(run);
+  const auto write = [&](const char* what, const std::string& path, const std::function<std::string()>& text) {
+    if (path.empty()) return;
+    std::string why;
+    try {
+      why = write_atomically(path, text());
+    } catch (const std::exception& e) {
+      why = fmt::format("cannot write {}: {}", path, e.what());
     }
-    if (existing.back() != '\n') existing += '\n';
-  } else {
-    existing = header + "\n";
-  }
-  std::string name = fs::path(run.chapters_dir).parent_path().filename().string();
-  std::replace_if(name.begin(), name.end(), [](char c) { return c == ',' || c == '"' || c == '\n'; }, '_');
-  std::string row = fmt::format("{},{},{},{:g},{}", valid_utf8(name), run.date, run.seed, run.points(), run.max_points());
-  for (const workbook::ChapterSpec& c : manifest.chapters) {
-    const auto it = std::find_if(run.chapters.begin(), run.chapters.end(),
-                                 [&](const ChapterResult& r) { return r.spec->slug == c.slug; });
-    row += it == run.chapters.end() || it->status == st::kNotGraded ? "," : fmt::format(",{:g}", it->points);
-  }
-  return write_atomically(path, existing + row + "\n");
+    if (!why.empty()) {
+      problems.push_back(why);
+    } else if (announce) {
+      fmt::print("{}: {}\n", what, path);
+    }
+  };
+  write("report", paths.report, [&] { return dump(doc); });
+  write("feedback", paths.feedback, [&] { return feedback_markdown(doc); });
+  write("gradescope results", paths.gradescope, [&] { return gradescope_results(doc, gradescope); });
+  write("prairielearn results", paths.prairielearn, [&] { return prairielearn_results(doc); });
+  write("junit", paths.junit, [&] { return junit_xml({doc}); });
+  return problems;
 }
 
 }  // namespace grader

@@ -1,31 +1,38 @@
-// What the grader writes: the table on the terminal, the JSON report,
-// Gradescope's results.json and a class roster row.
+// What the grader writes for one submission: the table on the terminal, the
+// JSON report, and the formats made from it (formats.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "formats.hpp"
+#include "options.hpp"
 #include "result.hpp"
 #include "workbook/manifest.hpp"
 
 namespace grader {
 
 //! The version of the JSON report's layout, in every report.
-constexpr int kReportSchema = 2;
+constexpr int kReportSchema = 3;
 
 void print_table(const GradingRun& run);
+
+//! What the instructor may want to know and the grade leaves out: the chapter's
+//! idea not seen in the machine code.
+void print_idea_notes(const GradingRun& run);
 
 //! Writes `text` to `path` through a temporary file in the same directory and
 //! a rename, so a reader never sees half a report. "" on success, else why not.
 std::string write_atomically(const std::string& path, const std::string& text);
 
-std::string report_json(const GradingRun& run);
-std::string gradescope_json(const GradingRun& run);
+//! The JSON report (schema kReportSchema): the record every other format is made from.
+nlohmann::json report_document(const GradingRun& run);
 
-//! Appends the run's row to the roster CSV at `path` (header: one column per
-//! manifest chapter, written when the file is new; a file with another header
-//! is an error, never a misaligned row). "" on success, else why not.
-std::string append_roster(const std::string& path, const GradingRun& run,
-                          const workbook::Manifest& manifest);
+//! Writes each report `paths` asks for (the JSON report first); returns what
+//! could not be written. With `announce`, prints where each went.
+std::vector<std::string> write_reports(const GradingRun& run, const ReportPaths& paths,
+                                       const GradescopeOptions& gradescope, bool announce);
 
 }  // namespace grader

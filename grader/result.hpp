@@ -15,6 +15,10 @@ struct FailedTest {
   std::string name, message;
 };
 
+struct TestOutcome {
+  std::string name, result;  // result: passed, failed, skipped
+};
+
 struct ChapterResult {
   const workbook::ChapterSpec* spec = nullptr;
   std::string status;  // one of workbook::names::status
@@ -22,6 +26,7 @@ struct ChapterResult {
   std::vector<Refusal> refusals;
   std::vector<IdeaNote> idea;
   int tests_passed = 0, tests_total = 0;
+  std::vector<TestOutcome> tests;  // every test that reported, the sanitizer runs included
   std::vector<FailedTest> failed;
   std::vector<std::string> failed_groups;
   //! The learner's and the reference's GB/s at 2^27, each with the streaming-read
@@ -32,6 +37,8 @@ struct ChapterResult {
   std::optional<double> bandwidth_ratio;
   bool bandwidth_passed = false;
   double points = 0;
+  double seconds = 0;  // testing it on the GPU
+  bool correct() const { return tests_total > 0 && tests_passed == tests_total; }
   int max_points() const { return spec->correctness_points + spec->performance_points; }
 };
 
@@ -39,15 +46,22 @@ struct DeviceSummary {
   std::string name;
   int multiprocessors = 0;
   std::string driver_cuda, runtime_cuda;
+  int compute_capability = 0;  // 90 for sm_90
 };
 
 struct GradingRun {
-  std::string chapters_dir, build_dir, date;
+  std::string id, source, fingerprint;  // the submission
+  std::string chapters_dir, date;
   std::uint64_t seed = 0;
   std::optional<DeviceSummary> device;
-  bool graded = false;       // a GPU was there to run tests on
-  bool interrupted = false;  // SIGINT or SIGTERM ended it early
+  bool graded = false;             // a GPU was there to run tests on
+  std::string not_graded_reason;   // why not, when not
+  bool interrupted = false;        // SIGINT or SIGTERM ended it early
+  bool sanitized = true;           // the compute-sanitizer runs were part of it
+  double seconds = 0;
   std::vector<ChapterResult> chapters;
+  //! Every chapter asked for has its final status: a rerun may keep this report.
+  bool complete() const;
   double points() const;
   int max_points() const;
 };

@@ -20,10 +20,12 @@ const TestRecord* TestRun::find(const std::string& name) const {
 }
 
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
-                  double timeout_s, const std::map<std::string, std::string>& env) {
+                  double timeout_s, const std::map<std::string, std::string>& env,
+                  double silence_limit_s) {
   TestRun run;
   ProcessOptions options;
   options.env = env;
+  options.silence_limit_s = silence_limit_s;
   options.channel_variable = workbook::names::kResultFdVariable;
   run.process = run_process(argv, log_path, timeout_s, options);
   std::istringstream in(run.process.channel);
@@ -36,6 +38,8 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
       if (event == "begin") {
         run.began = true;
         run.problem = bounded_text(record.value("problem", ""), 2048);
+      } else if (event == "start") {
+        run.started = bounded_text(record.at("name").get<std::string>(), 512);
       } else if (event == "test") {
         TestRecord t;
         t.name = bounded_text(record.at("name").get<std::string>(), 512);

@@ -21,6 +21,7 @@ struct TestRecord {
 struct TestRun {
   ProcessResult process;
   bool began = false;
+  std::string started;  // the last test that started
   std::string problem;  // what the process found wrong before any test (registration)
   std::vector<TestRecord> tests;
   bool ended = false;
@@ -30,8 +31,10 @@ struct TestRun {
 };
 
 //! Runs a chapter test process (argv) with the result channel and a time limit.
+//! With `silence_limit_s`, a test that reports nothing for that long ends the run.
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
-                  double timeout_s, const std::map<std::string, std::string>& env);
+                  double timeout_s, const std::map<std::string, std::string>& env,
+                  double silence_limit_s = 0);
 
 //! The tests an executable holds, from `--gtest_list_tests` (with `filter`, if any),
 //! in the order they run. Throws std::runtime_error when it cannot list them.

@@ -216,6 +216,7 @@ struct IncludePolicy {
   std::set<fs::path> exact;     // canonical files allowed by name
   std::vector<fs::path> extra;  // canonical files or directories
   fs::path repo;                // for messages
+  fs::path submission;          // for messages: paths as the student knows them
 };
 
 IncludePolicy include_policy(const Toolchain& tc) {
@@ -233,6 +234,7 @@ IncludePolicy include_policy(const Toolchain& tc) {
     policy.extra.push_back(canonical_or_normal(fs::absolute(extra)));
   }
   policy.repo = harness.parent_path().parent_path();
+  if (!tc.submission_dir.empty()) policy.submission = canonical_or_normal(fs::absolute(tc.submission_dir));
   return policy;
 }
 
@@ -259,6 +261,9 @@ bool path_matches(const fs::path& rel, const std::string& pattern) {
 
 std::string shown_path(const IncludePolicy& policy, const fs::path& path) {
   fs::path rel;
+  if (!policy.submission.empty() && is_under(path, policy.submission, &rel) && !rel.empty()) {
+    return printable(rel.generic_string());
+  }
   if (!policy.repo.empty() && is_under(path, policy.repo, &rel) && !rel.empty()) {
     return printable(rel.generic_string());
   }

@@ -28,6 +28,9 @@ struct Toolchain {
                                            // and the build's architectures (-gencode ...): the
                                            // device pass of each architecture is checked
   std::string work_dir;                    // where to write logs and scratch files
+  std::string submission_dir;              // the folder the chapter folders are in: a path
+                                           // under it is named as the student knows it
+                                           // ("07_vectorized/kernel.cu")
 
   // Additions to the interface (defaults fit the grader):
   std::vector<std::string> extra_allowed;  // further files or directories that may be included

@@ -27,20 +27,60 @@ usage_error "not in range" --timeout 0
 usage_error "did you mean $work/alice/chapters" --chapters alice
 usage_error "no such directory" --chapters nowhere
 usage_error "does not exist" --chapters alice/chapters --report missing-dir/alice.json
-usage_error "does not exist" --chapters alice/chapters --roster missing-dir/roster.csv
+usage_error "does not exist" --chapters alice/chapters --junit missing-dir/junit.xml
+usage_error "needs --out" --submissions .
+usage_error "K/N" --submissions . --out grades --shard 3/2
+usage_error "K/N" --submissions . --out grades --shard x
+usage_error "go with --submissions" --shard 1/2
+usage_error "for one" --submissions . --out grades --report r.json
+usage_error "no such directory" --submissions nowhere --out grades
+usage_error "GPU numbers" --gpus 0,a
+usage_error "after_due_date" --gradescope-visibility sometimes
+usage_error "no such directory" --merge nowhere
+usage_error "no such file" --merge . --ids nowhere.csv
 usage_error "not expected" --no-such-option
 "$grader" --help >/dev/null 2>&1 || fail "--help exited $?"
 
 # Relative paths are the caller's.
-"$grader" --chapters alice/chapters --chapter 0 --build-dir build --report alice.json \
-  --gradescope results.json --roster roster.csv --seed 0 >grade.txt 2>&1
+"$grader" --chapters alice/chapters --chapter 0 --report alice.json --gradescope results.json \
+  --prairielearn pl.json --junit junit.xml --feedback feedback.md --seed 0 >grade.txt 2>&1
 rc=$?
-# 0 without a GPU (built, skipped); 1 with one (the untouched stub fails).
-[ $rc -le 1 ] || { fail "grading alice exited $rc"; tail -20 grade.txt; }
-for f in alice.json results.json roster.csv; do [ -s "$f" ] || fail "$f was not written here"; done
+# 3 without a GPU (built and checked, not graded); 1 with one (the untouched stub fails).
+[ $rc -eq 3 ] || [ $rc -eq 1 ] || { fail "grading alice exited $rc"; tail -20 grade.txt; }
+for f in alice.json results.json pl.json junit.xml feedback.md; do [ -s "$f" ] || fail "$f was not written here"; done
 grep -Eq '"seed": 0,?$' alice.json || fail "--seed 0 is a seed like any other"
-[ "$(head -1 roster.csv | tr ',' '\n' | grep -c '^[0-9][0-9]_')" -eq "$(ls "$source/solutions" | grep -c '^[0-9][0-9]_')" ] ||
-  fail "the roster has not one column per chapter: $(head -1 roster.csv)"
+if [ $rc -eq 3 ]; then
+  grep -q '"status": "not graded: no GPU"' alice.json || fail "no GPU: the report must say not graded"
+  grep -q '"gradable": false' pl.json || fail "no GPU: PrairieLearn must be told it is not gradable"
+fi
+
+# A class: folders (bare, wrapped) and archives, graded into --out, then merged with an id mapping.
+mkdir -p class/bob/handin class/carol
+cp -r alice/chapters class/bob/handin/
+cp -r alice/chapters/00_naive class/carol/
+(cd alice && tar czf ../class/dave.tar.gz chapters)
+echo "not an archive" >class/eve.zip
+"$grader" --submissions class --out grades --chapter 0 --seed 1 >class.txt 2>&1
+rc=$?
+[ $rc -eq 3 ] || [ $rc -eq 1 ] || { fail "grading the class exited $rc"; tail -20 class.txt; }
+for id in bob carol dave eve; do
+  for f in report.json feedback.md results.json prairielearn.json junit.xml; do
+    [ -s "grades/$id/$f" ] || fail "grades/$id/$f was not written"
+  done
+done
+grep -q '"status": "rejected"' grades/eve/report.json || fail "an archive that is none must be rejected"
+grep -q 'archive is refused' grades/eve/report.json || fail "the rejection must say why: $(grep detail grades/eve/report.json)"
+for f in gradebook.csv junit.xml summary.txt; do [ -s "grades/$f" ] || fail "grades/$f was not written"; done
+[ "$(wc -l <grades/gradebook.csv)" -eq 5 ] || fail "the gradebook has not one row per submission: $(cat grades/gradebook.csv)"
+printf 'submission,student\nbob,s1001\ncarol,s1002\n' >ids.csv
+"$grader" --merge grades --ids ids.csv >merge.txt 2>&1 || fail "merge exited $?: $(tail -5 merge.txt)"
+grep -q '^s1001,' grades/gradebook.csv || fail "the id mapping is not in the gradebook: $(cat grades/gradebook.csv)"
+# Shards: every submission in exactly one.
+rm -rf shards && for k in 1 2 3; do
+  "$grader" --submissions class --out shards --shard $k/3 --chapter 0 >shard$k.txt 2>&1
+done
+[ "$(ls -d shards/*/ | wc -l)" -eq 4 ] || fail "three shards did not grade each of 4 submissions once: $(ls shards)"
+grep -q "Grading 2 submissions" shard1.txt || fail "shard 1/3 of 4 is 2 submissions: $(head -3 shard1.txt)"
 
 # Ctrl-C while building: every child process ends, the report says interrupted.
 rm -rf build2

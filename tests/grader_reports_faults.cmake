@@ -6,12 +6,13 @@ cmake_minimum_required(VERSION 3.25)
 # those, its report entry must match the regex `evidence`, and it must score 0
 # points. `+slug=...` does not check the points; `slug=correct` asks that every
 # correctness test passed (or, without a GPU, that the chapter was built and
-# skipped).
+# not graded).
 string(REPLACE "," ";" EXPECT "${EXPECT}")
 file(MAKE_DIRECTORY "${WORK}")
 file(REMOVE "${WORK}/report.json")
-set(args --chapters "${SUBMISSION}" --build-dir "${WORK}/build" --report "${WORK}/report.json"
-    --timeout ${TIMEOUT})
+# The grading build is the grader's default one, shared by these tests: the
+# harness and the references are built once for all of them.
+set(args --chapters "${SUBMISSION}" --report "${WORK}/report.json" --timeout ${TIMEOUT})
 foreach(pair IN LISTS EXPECT)
   string(REGEX REPLACE "=.*" "" slug "${pair}")
   string(REGEX REPLACE "^\\+" "" slug "${slug}")
@@ -19,7 +20,8 @@ foreach(pair IN LISTS EXPECT)
 endforeach()
 execute_process(COMMAND "${GRADER}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 message("${out}")
-if(NOT rc MATCHES "^[01]$")
+# 0 or 1 graded on a GPU; 3 built and checked, not graded (no GPU).
+if(NOT rc MATCHES "^[013]$")
   message(FATAL_ERROR "the grader exited ${rc}: it should grade, not fail")
 endif()
 if(NOT EXISTS "${WORK}/report.json")
@@ -27,6 +29,11 @@ if(NOT EXISTS "${WORK}/report.json")
 endif()
 file(READ "${WORK}/report.json" report)
 string(JSON graded GET "${report}" graded)
+if(graded AND rc EQUAL 3)
+  message(FATAL_ERROR "the grader exited 3 (not graded) but its report says graded")
+elseif(NOT graded AND NOT rc EQUAL 3)
+  message(FATAL_ERROR "nothing was graded (no GPU) but the grader exited ${rc}, not 3")
+endif()
 string(JSON count LENGTH "${report}" chapters)
 math(EXPR last "${count} - 1")
 foreach(pair IN LISTS EXPECT)
@@ -51,7 +58,7 @@ foreach(pair IN LISTS EXPECT)
   if(allowed STREQUAL "correct")
     if(graded AND (total EQUAL 0 OR NOT passed EQUAL total))
       message(FATAL_ERROR "${slug}: ${passed} of ${total} correctness tests passed; this kernel is correct:\n${chapter}")
-    elseif(NOT graded AND NOT found STREQUAL "skipped: no GPU")
+    elseif(NOT graded AND NOT found STREQUAL "not graded: no GPU")
       message(FATAL_ERROR "${slug}: status '${found}', expected it built and skipped:\n${chapter}")
     endif()
     message(STATUS "${slug}: ${found}, ${passed}/${total} correctness tests, as expected")

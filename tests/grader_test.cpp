@@ -1,11 +1,14 @@
 // Host-only tests of the grader's parts that need no GPU: text from children
 // made valid UTF-8 and bounded, compiler errors as nvcc prints them, reports
-// written atomically or not at all, the roster's columns, and child processes
+// written atomically or not at all, the report's record, submissions found and
+// sliced, the GPU's timing gate, and child processes
 // that end with their whole group on a time limit or an interrupt.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <atomic>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -16,7 +19,9 @@
 
 #include "build.hpp"
 #include "process.hpp"
+#include "gpu.hpp"
 #include "report.hpp"
+#include "submissions.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
 
@@ -140,35 +145,155 @@ TEST(Reports, WrittenAtomicallyOrNotAtAll) {
   }
 }
 
-TEST(Reports, RosterHasOneColumnPerChapter) {
+workbook::Manifest three_chapters() {
   workbook::Manifest manifest;
   for (const char* slug : {"00_a", "01_b", "02_c"}) {
     workbook::ChapterSpec spec;
     spec.slug = slug;
     spec.correctness_points = 7;
     spec.performance_points = 3;
+    spec.hints["ExactSums"] = "count every element once";
     manifest.chapters.push_back(spec);
   }
+  return manifest;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+TEST(Reports, TheRecordOfOneSubmission) {
+  const workbook::Manifest manifest = three_chapters();
   GradingRun run;
-  run.chapters_dir = "/subs/alice/chapters";
-  run.date = "2026-11-30T00:00:00Z";
-  ChapterResult only;
-  only.spec = &manifest.chapters[1];
-  only.status = "passed";
-  only.points = 10;
-  run.chapters.push_back(only);
-  const fs::path roster = scratch("roster.csv");
-  fs::remove(roster);
-  ASSERT_EQ(append_roster(roster.string(), run, manifest), "");
-  run.chapters[0].spec = &manifest.chapters[2];  // another run grades another chapter
-  run.chapters_dir = "/subs/bob,jr/chapters";
-  ASSERT_EQ(append_roster(roster.string(), run, manifest), "");
-  EXPECT_EQ(slurp(roster),
-            "submission,date,seed,points,max_points,00_a,01_b,02_c\n"
-            "alice,2026-11-30T00:00:00Z,0,10,10,,10,\n"
-            "bob_jr,2026-11-30T00:00:00Z,0,10,10,,,10\n");
-  std::ofstream(roster) << "submission,points,00_a\nx,1,1\n";
-  EXPECT_NE(append_roster(roster.string(), run, manifest).find("start a new roster"), std::string::npos);
+  run.id = "alice";
+  run.graded = true;
+  run.device = DeviceSummary{"NVIDIA H200", 132, "13.0", "13.0", 90};
+  ChapterResult passed, failed, refused;
+  passed.spec = &manifest.chapters[0];
+  passed.status = "passed";
+  passed.tests_passed = passed.tests_total = 5;
+  passed.bandwidth_passed = true;
+  passed.points = 10;
+  failed.spec = &manifest.chapters[1];
+  failed.status = "failed";
+  failed.tests_passed = 4;
+  failed.tests_total = 5;
+  failed.failed = {{"Sizes/ExactSums.X/n_3", "expected 3, got 2"}};
+  failed.failed_groups = {"ExactSums"};
+  refused.spec = &manifest.chapters[2];
+  refused.status = "rejected";
+  run.chapters = {passed, failed, refused};
+  const nlohmann::json doc = report_document(run);
+  EXPECT_EQ(doc["schema"], kReportSchema);
+  EXPECT_TRUE(doc["complete"].get<bool>());
+  EXPECT_EQ(doc["points"], 10);
+  EXPECT_EQ(doc["max_points"], 30);
+  EXPECT_EQ(doc["device"]["compute_capability"], 90);
+  EXPECT_EQ(doc["chapters"][0]["correctness_points"], 7);
+  EXPECT_EQ(doc["chapters"][0]["performance_points"], 3);
+  EXPECT_EQ(doc["chapters"][1]["correctness_points"], 0);
+  EXPECT_EQ(doc["chapters"][1]["hints"][0]["text"], "count every element once");
+  EXPECT_EQ(doc["chapters"][2]["correctness_passed"], false);
+  // Not graded (no GPU): never complete, so a rerun with a GPU grades it.
+  run.graded = false;
+  run.chapters[0].status = workbook::names::status::kNoGpu;
+  EXPECT_FALSE(report_document(run)["complete"].get<bool>());
+}
+
+TEST(Submissions, FoundNamedAndSliced) {
+  const workbook::Manifest manifest = three_chapters();
+  const fs::path dir = scratch("class");
+  fs::remove_all(dir);
+  write_file(dir / "alice" / "chapters" / "00_a" / "kernel.cu", "a");
+  write_file(dir / "bob smith" / "wrapper" / "chapters" / "01_b" / "kernel.cu", "b");
+  write_file(dir / "carol" / "01_b" / "kernel.cu", "c");
+  write_file(dir / "dave.zip", "PK");
+  write_file(dir / "eve.tar.gz", "gz");
+  write_file(dir / "notes.txt", "x");
+  write_file(dir / ".hidden" / "00_a" / "kernel.cu", "h");
+  std::vector<std::string> ignored;
+  const std::vector<Submission> all = find_submissions(dir.string(), manifest, &ignored);
+  std::vector<std::string> ids;
+  for (const Submission& s : all) ids.push_back(s.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"alice", "bob_smith", "carol", "dave", "eve"}));
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_NE(ignored[0].find("notes.txt"), std::string::npos);
+  EXPECT_TRUE(all[3].archive);
+  EXPECT_EQ(locate_chapters((dir / "bob smith").string(), manifest), (dir / "bob smith" / "wrapper" / "chapters").string());
+  EXPECT_EQ(locate_chapters((dir / "carol").string(), manifest), (dir / "carol").string());
+  EXPECT_EQ(locate_chapters(scratch("").string(), manifest), "");
+  // A changed kernel.cu changes the fingerprint; the slices cover all, once.
+  const std::string before = all[0].fingerprint;
+  write_file(dir / "alice" / "chapters" / "00_a" / "kernel.cu", "a2");
+  EXPECT_NE(find_submissions(dir.string(), manifest, nullptr)[0].fingerprint, before);
+  std::multiset<std::string> seen;
+  for (int k = 1; k <= 3; ++k) {
+    for (const Submission& s : shard_of(all, k, 3)) seen.insert(s.id);
+  }
+  EXPECT_EQ(seen, std::multiset<std::string>(ids.begin(), ids.end()));
+  EXPECT_EQ(shard_of(all, 2, 3).size(), 2u);
+  EXPECT_EQ(safe_id("../x y"), "_.._x_y");
+}
+
+TEST(Submissions, ACompleteReportOfTheSameSubmissionIsKept) {
+  const fs::path path = scratch("keep/report.json");
+  Submission s;
+  s.id = "alice";
+  s.fingerprint = "00ff";
+  nlohmann::json doc = {{"schema", kReportSchema}, {"grader_version", WORKBOOK_GRADER_VERSION},
+                        {"complete", true}, {"sanitized", true},
+                        {"submission", {{"id", "alice"}, {"fingerprint", "00ff"}}},
+                        {"chapters", {{{"slug", "00_a"}}, {{"slug", "01_b"}}}}};
+  const std::vector<std::string> slugs = {"00_a", "01_b"};
+  const auto keep = [&](const nlohmann::json& d, const Submission& sub, bool sanitized,
+                        const std::vector<std::string>& chosen) {
+    write_file(path, d.dump());
+    return report_to_keep(path.string(), sub, sanitized, chosen);
+  };
+  EXPECT_TRUE(keep(doc, s, true, slugs));
+  EXPECT_FALSE(keep(doc, s, false, slugs)) << "graded without the sanitizers";
+  EXPECT_FALSE(keep(doc, s, true, {"00_a"})) << "other chapters";
+  Submission changed = s;
+  changed.fingerprint = "0100";
+  EXPECT_FALSE(keep(doc, changed, true, slugs)) << "the student handed in again";
+  nlohmann::json d = doc;
+  d["complete"] = false;
+  EXPECT_FALSE(keep(d, s, true, slugs)) << "not graded or interrupted";
+  d = doc;
+  d["grader_version"] = "0.0.1";
+  EXPECT_FALSE(keep(d, s, true, slugs)) << "another grader";
+  write_file(path, "{\"schema\": 3, trunc");
+  EXPECT_FALSE(report_to_keep(path.string(), s, true, slugs)) << "a damaged report";
+}
+
+TEST(Gpu, ATimedRunHasTheGpuToItself) {
+  TimingGate gate;
+  std::atomic<int> inside{0}, worst{0};
+  std::atomic<bool> timed_alone{true};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 50; ++k) {
+        if ((i + k) % 5 == 0) {
+          gate.lock();
+          if (inside.load() != 0) timed_alone = false;
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          if (inside.load() != 0) timed_alone = false;
+          gate.unlock();
+        } else {
+          gate.lock_shared();
+          worst = std::max(worst.load(), ++inside);
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+          --inside;
+          gate.unlock_shared();
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_TRUE(timed_alone.load());
+  EXPECT_GT(worst.load(), 1) << "test processes share the GPU";
 }
 
 TEST(Processes, ATimeLimitEndsTheWholeGroup) {

@@ -110,6 +110,7 @@ struct Case {
   bool compile = false;           // compile and check the object too
   bool expect_rejected = false;   // from the expect line
   std::string expect_regex;       // a refusal's reason must match it
+  std::string expect_compile_error;  // `does not compile ~ <regex>`: the compiler's output must match it
   std::string header_error;       // a planted file without the two header lines
 };
 
@@ -124,7 +125,7 @@ void read_header(Case& c) {
     c.header_error = "the first line must be `// hostile: <what it tries>` or `// honest: ...`";
     return;
   }
-  static const std::regex expect_re(R"(^// expect: (rejected ~ (.+)|\S.*)$)");
+  static const std::regex expect_re(R"(^// expect: (rejected ~ (.+)|does not compile ~ (.+)|\S.*)$)");
   std::smatch m;
   if (!std::regex_match(second, m, expect_re)) {
     c.header_error = "the second line must be `// expect: rejected ~ <regex>` or another expectation";
@@ -132,6 +133,7 @@ void read_header(Case& c) {
   }
   c.expect_rejected = m[2].matched;
   c.expect_regex = m[2].str();
+  c.expect_compile_error = m[3].str();
 }
 
 std::string test_name(const std::string& tree, const std::string& slug) {
@@ -141,6 +143,10 @@ std::string test_name(const std::string& tree, const std::string& slug) {
   }
   return name;
 }
+
+// Where a case's kernel.cu is checked: a copy among the copies of its tree's
+// other kernel.cu files and nothing else, as the grader stages a submission.
+fs::path staged(const Case& c) { return work_root() / "stage" / c.tree / c.slug / "kernel.cu"; }
 
 std::vector<Case> discover() {
   std::vector<Case> cases;
@@ -184,6 +190,11 @@ std::vector<Case> discover() {
   for (const fs::path& tree : trees) {
     if (!planted(tree.filename().string())) add_tree(tree, tree.filename().string(), false, false);
   }
+  for (const Case& c : cases) {
+    if (c.tree == "solutions") continue;
+    fs::create_directories(staged(c).parent_path());
+    fs::copy_file(c.source, staged(c), fs::copy_options::overwrite_existing);
+  }
   return cases;
 }
 
@@ -212,13 +223,20 @@ Outcome run_case(const Case& c) {
   Toolchain tc = toolchain(c.slug, reference ? "reference" : "learner", work);
   // The references share solutions/common; a learner's tree has no such directory to include.
   if (reference) tc.extra_allowed = {(kSourceDir / "solutions" / "common").string()};
+  // As the grader does: each chapter's kernel.cu is copied alone into a
+  // folder of its own and checked there (the references keep their common/).
+  fs::path source = c.source;
+  if (!reference) {
+    source = staged(c);
+    tc.submission_dir = source.parent_path().parent_path().string();
+  }
   try {
-    out.include_refusals = check_includes(tc, rules(), c.slug, c.source.string());
+    out.include_refusals = check_includes(tc, rules(), c.slug, source.string());
     if (!out.include_refusals.empty() || !c.compile) return out;
     const fs::path object = work / "kernel.o";
     std::vector<std::string> argv = {tc.nvcc};
     argv.insert(argv.end(), tc.compile_flags.begin(), tc.compile_flags.end());
-    argv.insert(argv.end(), {"-c", c.source.string(), "-o", object.string()});
+    argv.insert(argv.end(), {"-c", source.string(), "-o", object.string()});
     const fs::path log = work / "compile.log";
     const ProcessResult r = run_process(argv, log.string(), 300);
     if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
@@ -285,6 +303,16 @@ TEST_P(Submission, MeetsItsExpectation) {
     EXPECT_EQ(r.reason.find("root:"), std::string::npos) << r.reason;
   }
 
+  if (!c.expect_compile_error.empty()) {
+    // A file the grader never sees (a header beside kernel.cu): the compiler says so.
+    EXPECT_TRUE(o.include_refusals.empty()) << c.source << " includes:" << joined(o.include_refusals);
+    if (c.compile) {
+      EXPECT_FALSE(o.compiled) << c.source << " compiles";
+      EXPECT_TRUE(std::regex_search(o.compile_log, std::regex(c.expect_compile_error.substr(0, c.expect_compile_error.find(".*")))))
+          << c.source << ": the compiler's output does not match /" << c.expect_compile_error << "/:\n" << o.compile_log;
+    }
+    return;
+  }
   if (!c.expect_rejected) {
     // References, stubs, honest submissions and those whose fault shows at run time.
     EXPECT_TRUE(o.include_refusals.empty()) << c.source << " includes:" << joined(o.include_refusals);

@@ -1,5 +1,5 @@
 // hostile: keeps its kernel in a header beside kernel.cu (a file the grader never sees)
-// expect: rejected ~ includes tests/submissions/hostile-2/01_divergence/block_tree\.cuh
+// expect: does not compile ~ block_tree\.cuh.*only each chapter.s kernel\.cu is graded
 // Chapter 01 (V1): removing warp divergence.
 #include "workbook/chapter.cuh"
 

@@ -1,0 +1,365 @@
+#include "gpu.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "run.hpp"
+#include "text.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+namespace names = workbook::names;
+namespace st = workbook::names::status;
+
+constexpr int kSanitizerFoundError = 97;
+// The longest test takes about a second alone on the GPU (H200, 2026-11-30);
+// one that reports nothing for this long holds a kernel that does not end.
+constexpr double kSilenceLimit = 15;
+
+int group_rank(const std::string& group) {
+  const auto it = std::find(names::kGroups.begin(), names::kGroups.end(), group);
+  return int(it - names::kGroups.begin());
+}
+
+std::string filter_of(const std::vector<std::string>& tests) {
+  std::string filter;
+  for (const std::string& t : tests) filter += (filter.empty() ? "" : ":") + t;
+  return filter;
+}
+
+std::optional<double> number(const TestRecord& t, const char* key) {
+  const auto it = t.properties.find(key);
+  if (it == t.properties.end()) return std::nullopt;
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void add_failure(ChapterResult& r, const std::string& name, const std::string& message) {
+  r.failed.push_back({name, message});
+  const std::string group(names::group_of(name));
+  if (std::find(r.failed_groups.begin(), r.failed_groups.end(), group) == r.failed_groups.end()) {
+    r.failed_groups.push_back(group);
+  }
+}
+
+void interrupt(ChapterResult& r) {
+  r.status = st::kInterrupted;
+  r.detail = "the grader was interrupted while grading this chapter";
+}
+
+// The name of the test that was running when a process stopped: the first
+// expected test it did not report.
+std::string running_test(const TestRun& t, const std::vector<std::string>& expected) {
+  for (const std::string& name : expected) {
+    if (!t.find(name)) return name;
+  }
+  return "";
+}
+
+// Checks that a run reported exactly the expected tests; "" if it did.
+std::string incomplete(const TestRun& t, const std::vector<std::string>& expected) {
+  std::set<std::string> seen;
+  for (const TestRecord& rec : t.tests) {
+    if (!std::count(expected.begin(), expected.end(), rec.name)) {
+      return fmt::format("it reported a test the grader did not ask for: {}", rec.name);
+    }
+    if (!seen.insert(rec.name).second) return fmt::format("it reported test {} twice", rec.name);
+  }
+  if (t.unreadable_lines) return fmt::format("{} of its result lines were unreadable", t.unreadable_lines);
+  if (t.process.channel_overflowed) return "it sent more results than any test run can";
+  if (seen.size() != expected.size() || !t.ended) {
+    return fmt::format("it reported {} of the {} tests{}", seen.size(), expected.size(),
+                       t.ended ? "" : " and never said it had finished");
+  }
+  return "";
+}
+
+std::string process_end(const ProcessResult& p) {
+  if (p.signal) return fmt::format("died of signal {} ({})", p.signal, strsignal(p.signal));
+  return fmt::format("exited with status {}", p.exit_code);
+}
+
+// Sets the chapter's status where a test process did not run to its end as it
+// must; true if it did.
+bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, int limit_s,
+                    const std::string& log, ChapterResult& r) {
+  if (t.process.interrupted) {
+    interrupt(r);
+    return false;
+  }
+  if (t.process.timed_out) {
+    const std::string test = !t.started.empty() && !t.find(t.started) ? t.started : running_test(t, expected);
+    r.status = st::kTimedOut;
+    r.detail = fmt::format("{}{}: a kernel that never finishes (a __syncthreads() some threads never "
+                           "reach, or a loop that never ends)",
+                           t.process.silent ? fmt::format("no result for {:.0f} s", kSilenceLimit)
+                                            : fmt::format("no result after {} s", limit_s),
+                           test.empty() ? "" : ", in test " + test);
+    return false;
+  }
+  if (!t.context_lost.empty()) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("the kernel broke the CUDA context in test {}; no later test could run "
+                           "(typically an out-of-bounds or misaligned access)",
+                           t.context_lost);
+    return false;
+  }
+  if (t.process.signal) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("the test process {} during test {}\n{}", process_end(t.process),
+                           running_test(t, expected), tail_of(log, 6));
+    return false;
+  }
+  if (!t.problem.empty()) {
+    r.status = st::kFailed;
+    r.detail = t.problem;
+    return false;
+  }
+  if (!t.began) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("the test process {} before it reported anything\n{}", process_end(t.process),
+                           tail_of(log, 6));
+    return false;
+  }
+  if (const std::string why = incomplete(t, expected); !why.empty()) {
+    r.status = st::kIncomplete;
+    r.detail = fmt::format("the test process {}, and {}: a run that stops early or skips tests is "
+                           "not graded (last test started: {})",
+                           process_end(t.process), why, running_test(t, expected));
+    return false;
+  }
+  return true;
+}
+
+// Counts the tests: every test that ran and was not skipped is a correctness
+// test, the timed test's checks of its calls included.
+void tally(const TestRun& t, ChapterResult& r) {
+  for (const TestRecord& rec : t.tests) {
+    r.tests.push_back({rec.name, rec.result});
+    if (rec.group == "Bandwidth") {
+      r.learner_gbps = number(rec, "subject_gbps");
+      r.learner_ceiling_gbps = number(rec, "ceiling_gbps");
+    }
+    if (rec.result == "skipped") continue;
+    ++r.tests_total;
+    if (rec.result == "passed") {
+      ++r.tests_passed;
+      continue;
+    }
+    std::string message;
+    for (const std::string& f : rec.failures) message += f + "\n";
+    add_failure(r, rec.name, message);
+  }
+}
+
+struct Shared {
+  TimingGate& g;
+  explicit Shared(TimingGate& gate) : g(gate) { g.lock_shared(); }
+  ~Shared() { g.unlock_shared(); }
+};
+struct Alone {
+  TimingGate& g;
+  explicit Alone(TimingGate& gate) : g(gate) { g.lock(); }
+  ~Alone() { g.unlock(); }
+};
+
+}  // namespace
+
+void TimingGate::lock_shared() {
+  std::unique_lock<std::mutex> l(m_);
+  cv_.wait(l, [&] { return !exclusive_ && waiting_ == 0; });
+  ++shared_;
+}
+void TimingGate::unlock_shared() {
+  std::lock_guard<std::mutex> l(m_);
+  --shared_;
+  cv_.notify_all();
+}
+void TimingGate::lock() {
+  std::unique_lock<std::mutex> l(m_);
+  ++waiting_;
+  cv_.wait(l, [&] { return !exclusive_ && shared_ == 0; });
+  --waiting_;
+  exclusive_ = true;
+}
+void TimingGate::unlock() {
+  std::lock_guard<std::mutex> l(m_);
+  exclusive_ = false;
+  cv_.notify_all();
+}
+
+std::map<std::string, std::string> GpuTester::env() const {
+  std::map<std::string, std::string> e = {{"WORKBOOK_SEED", std::to_string(session_.options().seed)}};
+  if (!gpu_.visible.empty()) e["CUDA_VISIBLE_DEVICES"] = gpu_.visible;
+  return e;
+}
+
+bool GpuTester::measure_references(const std::string& log_dir) {
+  Alone alone(gate_);
+  for (const workbook::ChapterSpec* spec : session_.chosen()) {
+    const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
+    const TestRun t = run_tests({session_.reference_executable(spec->slug), "--chapter=" + spec->slug,
+                                 "--subject=reference", "--gtest_filter=" + filter_of(session_.timed_tests())},
+                                log, session_.limit(*spec), env());
+    if (t.process.interrupted) return false;
+    std::pair<std::optional<double>, std::optional<double>> m;
+    for (const TestRecord& rec : t.tests) {
+      if (rec.group == "Bandwidth" && rec.result == "passed") {
+        m = {number(rec, "subject_gbps"), number(rec, "ceiling_gbps")};
+      }
+    }
+    if (!m.first) {
+      fmt::print(stderr, "grader: the reference of {} could not be measured on GPU {} (log: {})\n", spec->slug,
+                 gpu_.index, log);
+    }
+    reference_[spec->slug] = m;
+  }
+  return true;
+}
+
+void GpuTester::test_chapter(const std::string& executable, const std::string& log_dir,
+                             const std::string& slot_dir, ChapterResult& r) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto it = reference_.find(r.spec->slug);
+  if (it != reference_.end()) {
+    r.reference_gbps = it->second.first;
+    r.reference_ceiling_gbps = it->second.second;
+  }
+  run_correctness(executable, log_dir, r);
+  if (r.status.empty() && r.correct()) run_timed(executable, log_dir, r);
+  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(executable, log_dir, slot_dir, r);
+  if (r.status.empty()) score(r);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void GpuTester::run_correctness(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
+  TestRun t;
+  {
+    Shared shared(gate_);
+    t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
+                   "--gtest_filter=-" + filter_of(session_.timed_tests())},
+                  log, session_.limit(spec), env(), kSilenceLimit);
+  }
+  tally(t, r);
+  ran_to_the_end(t, session_.correctness_tests(), session_.limit(spec), log, r);
+}
+
+void GpuTester::run_timed(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".timed.log")).string();
+  TestRun t;
+  {
+    Alone alone(gate_);
+    t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
+                   "--gtest_filter=" + filter_of(session_.timed_tests())},
+                  log, session_.limit(spec), env(), kSilenceLimit);
+  }
+  tally(t, r);
+  ran_to_the_end(t, session_.timed_tests(), session_.limit(spec), log, r);
+}
+
+// Runs the sanitized tests under each compute-sanitizer tool; a finding
+// fails the chapter's correctness, with the tool's first lines as the reason.
+void GpuTester::sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
+                         ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string sanitizer = find_tool("compute-sanitizer");
+  if (sanitizer.empty()) return;
+  for (std::string_view tool_view : names::kSanitizerTools) {
+    const std::string tool(tool_view);
+    const std::string log = (fs::path(log_dir) / (spec.slug + "." + tool + ".log")).string();
+    TestRun t;
+    {
+      Shared shared(gate_);
+      t = run_tests({sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundError),
+                     "--print-limit", "4", exe, "--chapter=" + spec.slug, "--subject=learner",
+                     "--gtest_filter=" + sanitizer_filter()},
+                    log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
+    }
+    if (t.process.interrupted) return interrupt(r);
+    ++r.tests_total;  // each tool's run counts as one more correctness test
+    std::string what;
+    if (t.process.timed_out) {
+      what = "timed out under compute-sanitizer " + tool;
+    } else if (t.process.exit_code == kSanitizerFoundError) {
+      what = "compute-sanitizer " + tool + " reports errors";
+    } else if (const std::string why = incomplete(t, session_.sanitized_tests()); !why.empty()) {
+      what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
+    } else if (t.process.exit_code != 0 || std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) {
+                 return x.result == "failed";
+               })) {
+      what = fmt::format("tests fail under compute-sanitizer {} ({})", tool, process_end(t.process));
+    } else {
+      ++r.tests_passed;
+      r.tests.push_back({"Sanitizer." + tool, "passed"});
+      continue;
+    }
+    r.tests.push_back({"Sanitizer." + tool, "failed"});
+    // The tool's findings, with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
+    std::string findings;
+    std::istringstream in(read_bounded(log));
+    int kept = 0;
+    for (std::string line; std::getline(in, line) && kept < 10;) {
+      if (line.rfind("=========", 0) == 0 && line.size() > 10) {
+        for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
+        findings += line + "\n";
+        ++kept;
+      }
+    }
+    add_failure(r, "Sanitizer." + tool,
+                fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
+    r.detail = what + (tool == "racecheck"
+                           ? ": a shared-memory data race (threads of one warp are not in lockstep on "
+                             "Volta and later: order their accesses with __syncwarp())"
+                       : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
+                                             : ": an out-of-bounds or misaligned memory access");
+    return;
+  }
+}
+
+void score(ChapterResult& r) {
+  std::stable_sort(r.failed.begin(), r.failed.end(), [](const FailedTest& a, const FailedTest& b) {
+    return group_rank(std::string(names::group_of(a.name))) < group_rank(std::string(names::group_of(b.name)));
+  });
+  std::stable_sort(r.failed_groups.begin(), r.failed_groups.end(),
+                   [](const std::string& a, const std::string& b) { return group_rank(a) < group_rank(b); });
+  const bool correct = r.correct();
+  if (correct && r.learner_gbps && r.learner_ceiling_gbps && r.reference_gbps && r.reference_ceiling_gbps &&
+      *r.learner_ceiling_gbps > 0 && *r.reference_gbps > 0 && *r.reference_ceiling_gbps > 0) {
+    r.bandwidth_ratio = (*r.learner_gbps / *r.learner_ceiling_gbps) / (*r.reference_gbps / *r.reference_ceiling_gbps);
+    r.bandwidth_passed = *r.bandwidth_ratio >= r.spec->bandwidth_fraction;
+  }
+  r.points = (correct ? r.spec->correctness_points : 0) + (r.bandwidth_passed ? r.spec->performance_points : 0);
+  r.status = correct && r.bandwidth_passed ? st::kPassed : st::kFailed;
+  if (r.status == st::kFailed && r.detail.empty()) {
+    if (!correct) {
+      r.detail = fmt::format("{} of {} correctness tests failed", r.tests_total - r.tests_passed, r.tests_total);
+    } else if (r.bandwidth_ratio) {
+      r.detail = fmt::format("correct, but below the chapter's bandwidth threshold: {:.0f} GB/s is "
+                             "{:.0f}% of the reference's {:.0f} GB/s (each as a fraction of the "
+                             "streaming-read ceiling measured beside it); the chapter asks for {:.0f}%",
+                             *r.learner_gbps, 100 * *r.bandwidth_ratio, *r.reference_gbps,
+                             100 * r.spec->bandwidth_fraction);
+      r.failed_groups.push_back("Bandwidth");
+    } else {
+      r.detail = "correct, but the bandwidth could not be compared with the reference's";
+    }
+  }
+}
+
+}  // namespace grader

@@ -1,0 +1,71 @@
+// One GPU's share of the grading: the references measured on it, and each
+// built chapter's tests, several processes at once, with every timed run alone
+// on the GPU.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "result.hpp"
+#include "session.hpp"
+
+namespace grader {
+
+//! Many test processes may share a GPU; a timed run has it to itself. A timed
+//! run that waits goes before any test process that asks after it.
+class TimingGate {
+ public:
+  void lock_shared();
+  void unlock_shared();
+  void lock();
+  void unlock();
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int shared_ = 0, waiting_ = 0;
+  bool exclusive_ = false;
+};
+
+struct Gpu {
+  int index = -1;            // as the grader's CUDA runtime numbers the visible GPUs
+  std::string visible;       // CUDA_VISIBLE_DEVICES for its test processes
+  DeviceSummary summary;
+};
+
+class GpuTester {
+ public:
+  GpuTester(Session& session, Gpu gpu) : session_(session), gpu_(std::move(gpu)) {}
+
+  //! Measures each chosen chapter's reference, alone on the GPU; false if interrupted.
+  bool measure_references(const std::string& log_dir);
+
+  //! Tests a built chapter (session.slot_executable) and scores it. Several
+  //! chapters may be tested at once from different threads.
+  void test_chapter(const std::string& executable, const std::string& log_dir,
+                    const std::string& slot_dir, ChapterResult& r);
+
+  const Gpu& gpu() const { return gpu_; }
+
+ private:
+  void run_correctness(const std::string& exe, const std::string& log_dir, ChapterResult& r);
+  void run_timed(const std::string& exe, const std::string& log_dir, ChapterResult& r);
+  void sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
+                ChapterResult& r);
+  std::map<std::string, std::string> env() const;
+
+  Session& session_;
+  Gpu gpu_;
+  TimingGate gate_;
+  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
+};
+
+//! Orders the failures, decides the chapter's status and points from its
+//! tests and bandwidth.
+void score(ChapterResult& r);
+
+}  // namespace grader

@@ -1,0 +1,208 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "run.hpp"
+#include "text.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+namespace names = workbook::names;
+
+//! CMake's CUDA architectures ("80-real;90", "native") as nvcc flags, so that
+//! the include check preprocesses the device pass of every architecture built.
+std::vector<std::string> nvcc_architectures(const std::string& list) {
+  std::vector<std::string> flags;
+  for (const std::string& a : split(list, ';')) {
+    if (a.empty()) continue;
+    if (a == "native" || a == "all" || a == "all-major") {
+      flags.push_back("-arch=" + a);
+      continue;
+    }
+    const std::string number = a.substr(0, a.find('-'));
+    const std::string kind = a.size() > number.size() ? a.substr(number.size() + 1) : "";
+    const std::string code = kind == "real"      ? "sm_" + number
+                             : kind == "virtual" ? "compute_" + number
+                                                 : "[compute_" + number + ",sm_" + number + "]";
+    flags.push_back("-gencode=arch=compute_" + number + ",code=" + code);
+  }
+  return flags;
+}
+
+}  // namespace
+
+std::string sanitizer_filter() {
+  std::string filter;
+  for (std::string_view t : names::kSanitizedTests) filter += (filter.empty() ? "" : ":") + std::string(t);
+  return filter;
+}
+
+std::string find_tool(const std::string& name) {
+  std::vector<std::string> dirs = {WORKBOOK_CUDA_BIN_DIR, "/usr/local/cuda/bin"};
+  if (const char* path = std::getenv("PATH")) {
+    for (const std::string& d : split(path, ':')) dirs.push_back(d);
+  }
+  for (const std::string& dir : dirs) {
+    const fs::path p = fs::path(dir) / name;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+Session::Session(const Options& opt, const workbook::Manifest& manifest,
+                 std::vector<const workbook::ChapterSpec*> chosen)
+    : opt_(opt), manifest_(manifest), chosen_(std::move(chosen)), build_(opt.build_dir, opt.build_timeout_s) {}
+
+Session::~Session() {
+  if (lock_fd_ >= 0) close(lock_fd_);  // releases the flock
+}
+
+std::string Session::slot_dir(int slot) const {
+  return (fs::path(build_.dir()) / "slots" / std::to_string(slot)).string();
+}
+std::string Session::slot_executable(int slot, const std::string& slug) const {
+  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / ("test_" + slug)).string();
+}
+std::string Session::slot_object_target(int slot, const std::string& slug) {
+  return fmt::format("slot{}_{}", slot, slug);
+}
+std::string Session::slot_test_target(int slot, const std::string& slug) {
+  return fmt::format("slot{}_test_{}", slot, slug);
+}
+std::string Session::reference_executable(const std::string& slug) const {
+  return (fs::path(build_.dir()) / "tests" / ("reference_" + slug)).string();
+}
+int Session::limit(const workbook::ChapterSpec& spec) const {
+  return opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s;
+}
+
+// One grader per build folder at a time: a second waits for the first.
+bool Session::lock() {
+  const std::string path = (fs::path(build_.dir()) / ".grader.lock").string();
+  lock_fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    fmt::print(stderr, "grader: cannot create {}\n", path);
+    return false;
+  }
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) return true;
+  fmt::print("waiting for the other grader that uses {} (or give this one --build-dir) ...\n", build_.dir());
+  std::fflush(stdout);
+  while (flock(lock_fd_, LOCK_EX) != 0) {
+    if (errno != EINTR || interrupted()) return false;
+  }
+  return true;
+}
+
+bool Session::prepare(int slots, const std::string& architectures) {
+  if (!lock()) return false;
+  // Keep more slots where a bigger run made them: a smaller run then needs no new configure.
+  try {
+    slots = std::max(slots, std::stoi(build_.cached("WORKBOOK_GRADING_SLOTS")));
+  } catch (const std::exception&) {
+  }
+  // Every slot holds a file for every chapter, so the build can be generated;
+  // a submission's files replace them while it is graded.
+  for (int slot = 0; slot < slots; ++slot) {
+    for (const workbook::ChapterSpec& c : manifest_.chapters) {
+      const fs::path file = fs::path(slot_dir(slot)) / c.slug / "kernel.cu";
+      std::error_code ec;
+      if (fs::exists(file, ec)) continue;
+      fs::create_directories(file.parent_path(), ec);
+      std::ofstream(file) << "";
+    }
+  }
+  fmt::print("configuring (CUDA architectures {}) ... ", architectures);
+  std::fflush(stdout);
+  std::string why;
+  if (!build_.configure(architectures, slots, (fs::path(build_.dir()) / "slots").string(), &why)) {
+    fmt::print("failed\n{}\ngrader: configuring the grading build failed; the log is {}\n", why,
+               build_.log("configure.log"));
+    return false;
+  }
+  arch_flags_ = nvcc_architectures(architectures);
+  if (!find_tools()) return false;
+  fmt::print("done\nbuilding the harness and the references ... ");
+  std::fflush(stdout);
+  std::vector<std::string> targets = {"chapter_tests"};
+  for (const workbook::ChapterSpec* spec : chosen_) targets.push_back("reference_" + spec->slug);
+  const ProcessResult h = build_.build(targets, build_.log("harness.log"));
+  if (h.interrupted) return false;
+  if (h.timed_out || h.exit_code != 0) {
+    fmt::print("failed\n{}\ngrader: the harness or a reference does not build; this is not the "
+               "learner's code (log: {})\n",
+               tail_of(build_.log("harness.log"), 20), build_.log("harness.log"));
+    return false;
+  }
+  fmt::print("done ({:.0f} s)\n", h.seconds);
+  if (chosen_.empty()) return true;
+  // The tests a chapter process must report, from a process that holds no learner code.
+  const std::string exe = reference_executable(chosen_.front()->slug);
+  std::vector<std::string> all;
+  try {
+    all = list_tests(exe, "", build_.log("tests.list"));
+    sanitized_ = list_tests(exe, sanitizer_filter(), build_.log("sanitized.list"));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "grader: {}\n", e.what());
+    return false;
+  }
+  correctness_.clear();
+  timed_.clear();
+  for (const std::string& t : all) {
+    (names::is_correctness_group(names::group_of(t)) ? correctness_ : timed_).push_back(t);
+  }
+  if (sanitized_.size() != names::kSanitizedTests.size() || timed_.empty()) {
+    fmt::print(stderr, "grader: {} of the {} sanitized tests in workbook/names.hpp exist in the "
+               "chapter tests, and {} timed tests; the names and the tests disagree\n",
+               sanitized_.size(), names::kSanitizedTests.size(), timed_.size());
+    return false;
+  }
+  return true;
+}
+
+bool Session::find_tools() {
+  tools_.nvcc = WORKBOOK_CUDA_COMPILER;
+  tools_.nm = find_tool("nm");
+  tools_.objdump = find_tool("objdump");
+  tools_.cuobjdump = find_tool("cuobjdump");
+  tools_.include_roots = split(WORKBOOK_INCLUDE_ROOTS, '|');
+  for (const std::string& dir : host_compiler_include_dirs(tools_.nvcc, (fs::path(build_.dir()) / "logs").string())) {
+    tools_.include_roots.push_back(dir);  // the compiler nvcc really uses may not be CMake's
+  }
+  tools_.harness_dir = std::string(WORKBOOK_SOURCE_DIR) + "/tests/harness";
+  if (tools_.nm.empty() || tools_.objdump.empty()) {
+    fmt::print(stderr, "grader: nm and objdump (binutils) are needed to check a submission\n");
+    return false;
+  }
+  try {
+    rules_ = load_rules(WORKBOOK_SOURCE_DIR "/grader/manifest.json");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "grader: {}\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+Toolchain Session::tools_for(const workbook::ChapterSpec& spec, const std::string& work_dir) const {
+  Toolchain tools = tools_;
+  tools.work_dir = work_dir;
+  tools.compile_flags = {"-std=c++17", "-I" + tools_.harness_dir, "-DWORKBOOK_SUBJECT=\"learner\"",
+                         "-DWORKBOOK_CHAPTER=\"" + spec.slug + "\""};
+  for (const std::string& flag : split(WORKBOOK_LEARNER_CUDA_FLAGS, ' ')) tools.compile_flags.push_back(flag);
+  tools.compile_flags.insert(tools.compile_flags.end(), arch_flags_.begin(), arch_flags_.end());
+  return tools;
+}
+
+}  // namespace grader

@@ -1,0 +1,72 @@
+// The grading build, shared by every submission of a run: configured once,
+// with the harness and the references built once, and slots into which each
+// submission's kernel.cu files are copied and compiled.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "build.hpp"
+#include "options.hpp"
+#include "static_checks.hpp"
+#include "workbook/manifest.hpp"
+
+namespace grader {
+
+class Session {
+ public:
+  Session(const Options& opt, const workbook::Manifest& manifest,
+          std::vector<const workbook::ChapterSpec*> chosen);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  //! Takes the build folder (waiting while another grader holds it), configures
+  //! it with at least `slots` slots for `architectures`, finds the tools of the
+  //! static checks, builds the harness and the chosen chapters' references, and
+  //! lists the tests. False, having said why, when grading cannot start.
+  bool prepare(int slots, const std::string& architectures);
+
+  //! The static checks' tools with the flags the build compiles `spec` with;
+  //! scratch files in `work_dir`.
+  Toolchain tools_for(const workbook::ChapterSpec& spec, const std::string& work_dir) const;
+  const Rules& rules() const { return rules_; }
+  Build& build() { return build_; }
+
+  std::string slot_dir(int slot) const;
+  std::string slot_executable(int slot, const std::string& slug) const;
+  static std::string slot_object_target(int slot, const std::string& slug);
+  static std::string slot_test_target(int slot, const std::string& slug);
+  std::string reference_executable(const std::string& slug) const;
+
+  //! The tests every chapter process must report: the correctness tests, the
+  //! timed test(s), and those that also run under compute-sanitizer.
+  const std::vector<std::string>& correctness_tests() const { return correctness_; }
+  const std::vector<std::string>& timed_tests() const { return timed_; }
+  const std::vector<std::string>& sanitized_tests() const { return sanitized_; }
+
+  const std::vector<const workbook::ChapterSpec*>& chosen() const { return chosen_; }
+  const Options& options() const { return opt_; }
+  int limit(const workbook::ChapterSpec& spec) const;
+
+ private:
+  bool lock();
+  bool find_tools();
+
+  const Options& opt_;
+  const workbook::Manifest& manifest_;
+  std::vector<const workbook::ChapterSpec*> chosen_;
+  Build build_;
+  int lock_fd_ = -1;
+  Toolchain tools_;
+  Rules rules_;
+  std::vector<std::string> arch_flags_, correctness_, timed_, sanitized_;
+};
+
+//! The sanitized tests as a GoogleTest filter.
+std::string sanitizer_filter();
+
+//! A tool from the CUDA toolkit's bin directory, /usr/local/cuda/bin or PATH; "" if none.
+std::string find_tool(const std::string& name);
+
+}  // namespace grader
