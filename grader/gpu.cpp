@@ -212,7 +212,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
     const TestRun t = run_tests({session_.reference_executable(spec->slug), "--chapter=" + spec->slug,
-                                 "--subject=reference", "--gtest_filter=" + filter_of(session_.timed_tests())},
+                                 "--subject=reference", "--gtest_filter=" + filter_of(session_.alone_tests())},
                                 log, session_.limit(*spec), env());
     if (t.process.interrupted) return false;
     std::pair<std::optional<double>, std::optional<double>> m;
@@ -238,39 +238,39 @@ void GpuTester::test_chapter(const std::string& executable, const std::string& l
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  run_correctness(executable, log_dir, r);
-  if (r.status.empty() && r.correct()) run_timed(executable, log_dir, r);
+  run_shared(executable, log_dir, r);
+  if (r.status.empty() && r.correct()) run_alone(executable, log_dir, r);
   if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(executable, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void GpuTester::run_correctness(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_shared(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
   TestRun t;
   {
     Shared shared(gate_);
     t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=-" + filter_of(session_.timed_tests())},
+                   "--gtest_filter=-" + filter_of(session_.alone_tests())},
                   log, session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
-  ran_to_the_end(t, session_.correctness_tests(), session_.limit(spec), log, r);
+  ran_to_the_end(t, session_.shared_tests(), session_.limit(spec), log, r);
 }
 
-void GpuTester::run_timed(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_alone(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = (fs::path(log_dir) / (spec.slug + ".timed.log")).string();
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".alone.log")).string();
   TestRun t;
   {
     Alone alone(gate_);
     t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=" + filter_of(session_.timed_tests())},
+                   "--gtest_filter=" + filter_of(session_.alone_tests())},
                   log, session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
-  ran_to_the_end(t, session_.timed_tests(), session_.limit(spec), log, r);
+  ran_to_the_end(t, session_.alone_tests(), session_.limit(spec), log, r);
 }
 
 // Runs the sanitized tests under each compute-sanitizer tool; a finding

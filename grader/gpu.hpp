@@ -52,8 +52,9 @@ class GpuTester {
   const Gpu& gpu() const { return gpu_; }
 
  private:
-  void run_correctness(const std::string& exe, const std::string& log_dir, ChapterResult& r);
-  void run_timed(const std::string& exe, const std::string& log_dir, ChapterResult& r);
+  //! The tests that may share the GPU, then (if they pass) those that need it alone.
+  void run_shared(const std::string& exe, const std::string& log_dir, ChapterResult& r);
+  void run_alone(const std::string& exe, const std::string& log_dir, ChapterResult& r);
   void sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
                 ChapterResult& r);
   std::map<std::string, std::string> env() const;

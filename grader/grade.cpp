@@ -22,6 +22,7 @@
 #include "compile.hpp"
 #include "gpu.hpp"
 #include "merge.hpp"
+#include "pool.hpp"
 #include "report.hpp"
 #include "session.hpp"
 #include "submissions.hpp"
@@ -102,7 +103,7 @@ struct InFlight {
 // The built submissions waiting for a GPU, in order.
 class ReadyQueue {
  public:
-  void push(std::unique_ptr<InFlight> s) {
+  void push(std::shared_ptr<InFlight> s) {
     std::lock_guard<std::mutex> l(m_);
     q_.push_back(std::move(s));
     cv_.notify_all();
@@ -113,14 +114,14 @@ class ReadyQueue {
     cv_.notify_all();
   }
   //! The next one; null once closed and empty, or interrupted.
-  std::unique_ptr<InFlight> pop() {
+  std::shared_ptr<InFlight> pop() {
     std::unique_lock<std::mutex> l(m_);
     while (q_.empty() && !closed_) {
       if (interrupted()) return nullptr;
       cv_.wait_for(l, std::chrono::milliseconds(200));
     }
     if (q_.empty()) return nullptr;
-    std::unique_ptr<InFlight> s = std::move(q_.front());
+    std::shared_ptr<InFlight> s = std::move(q_.front());
     q_.pop_front();
     return s;
   }
@@ -128,7 +129,7 @@ class ReadyQueue {
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<InFlight>> q_;
+  std::deque<std::shared_ptr<InFlight>> q_;
   bool closed_ = false;
 };
 
@@ -310,9 +311,9 @@ class Run {
         if (more < 0) break;
         taken.push_back(more);
       }
-      std::vector<std::unique_ptr<InFlight>> jobs;
+      std::vector<std::shared_ptr<InFlight>> jobs;
       for (int slot : taken) {
-        auto job = std::make_unique<InFlight>();
+        auto job = std::make_shared<InFlight>();
         job->submission = todo[next++];
         job->slot = slot;
         job->start = Clock::now();
@@ -327,9 +328,9 @@ class Run {
               r.detail = "built and checked; grading needs a CUDA device";
             }
           }
-          finish(std::move(job), slots);
+          finish(job, slots);
         } else {
-          ready.push(std::move(job));
+          ready.push(job);
         }
       }
     }
@@ -341,7 +342,7 @@ class Run {
   }
 
   // Unpacks and finds each submission's tree, then compiles them all at once.
-  void compile(Session& session, std::vector<std::unique_ptr<InFlight>>& jobs) {
+  void compile(Session& session, std::vector<std::shared_ptr<InFlight>>& jobs) {
     std::vector<SlotWork> batch;
     for (auto& job : jobs) {
       if (locate(*job)) batch.push_back({job->slot, job->run.chapters_dir, job->log_dir, &job->run.chapters});
@@ -410,70 +411,32 @@ class Run {
 
   // One GPU: its references first, then its share of the chapters, several at a time.
   void gpu_worker(Session& session, GpuTester& tester, ReadyQueue& ready, Slots& slots) {
-    const std::string log_dir = session.build().log("");
-    if (!tester.measure_references(log_dir)) return;
-    struct Job {
-      InFlight* s;
-      std::size_t chapter;
+    if (!tester.measure_references(session.build().log(""))) return;
+    PoolTasks<InFlight> tasks;
+    tasks.fetch = [&] { return ready.pop(); };
+    tasks.chapters = [&](InFlight& s) {
+      s.run.device = tester.gpu().summary;
+      std::vector<std::size_t> todo;
+      for (std::size_t i = 0; i < s.run.chapters.size(); ++i) {
+        if (s.run.chapters[i].status.empty()) todo.push_back(i);
+      }
+      return todo;
     };
-    std::mutex m;
-    std::deque<Job> queue;
-    std::vector<std::unique_ptr<InFlight>> held;  // owned here while its chapters are tested
-    bool done = false;
-    auto thread = [&] {
-      for (;;) {
-        Job job{};
-        {
-          std::unique_lock<std::mutex> l(m);
-          while (queue.empty() && !done) {
-            std::unique_ptr<InFlight> s = ready.pop();  // the next built submission
-            if (!s) {
-              done = true;
-              break;
-            }
-            s->run.device = tester.gpu().summary;
-            for (std::size_t i = 0; i < s->run.chapters.size(); ++i) {
-              if (s->run.chapters[i].status.empty()) queue.push_back({s.get(), i});
-            }
-            s->remaining = static_cast<int>(queue.size());
-            if (queue.empty()) {
-              finish(std::move(s), slots);
-            } else {
-              held.push_back(std::move(s));
-            }
-          }
-          if (queue.empty()) return;
-          job = queue.front();
-          queue.pop_front();
-        }
-        InFlight& s = *job.s;
-        ChapterResult& r = s.run.chapters[job.chapter];
-        tester.test_chapter(session.slot_executable(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
-        if (opt_.submissions_dir.empty()) {
-          std::lock_guard<std::mutex> l(print_);
-          fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);
-          std::fflush(stdout);
-        }
-        if (--s.remaining == 0) {
-          std::unique_ptr<InFlight> mine;
-          {
-            std::lock_guard<std::mutex> l(m);
-            for (auto& h : held) {
-              if (h.get() == &s) mine = std::move(h);
-            }
-            held.erase(std::remove(held.begin(), held.end(), nullptr), held.end());
-          }
-          finish(std::move(mine), slots);
-        }
+    tasks.test = [&](InFlight& s, std::size_t chapter) {
+      ChapterResult& r = s.run.chapters[chapter];
+      tester.test_chapter(session.slot_executable(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
+      if (opt_.submissions_dir.empty()) {
+        std::lock_guard<std::mutex> p(print_);
+        fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);
+        std::fflush(stdout);
       }
     };
-    std::vector<std::thread> threads;
-    for (int i = 0; i < std::max(1, opt_.jobs_per_gpu); ++i) threads.emplace_back(thread);
-    for (std::thread& t : threads) t.join();
+    tasks.finish = [&](const std::shared_ptr<InFlight>& s) { finish(s, slots); };
+    run_pool(jobs_per_gpu(), tasks);
   }
 
   // A submission's last chapter is done: its reports, its slot back, the progress.
-  void finish(std::unique_ptr<InFlight> job, Slots& slots) {
+  void finish(const std::shared_ptr<InFlight>& job, Slots& slots) {
     if (!job) return;
     GradingRun& run = job->run;
     for (ChapterResult& r : run.chapters) {
@@ -505,6 +468,14 @@ class Run {
       any_failed_ = true;
     }
     if (class_mode) progress(run);
+  }
+
+  // Test processes at once on one GPU: mostly CPU work (compute-sanitizer above
+  // all), so half the cores per GPU, 2 to 8.
+  int jobs_per_gpu() const {
+    if (opt_.jobs_per_gpu > 0) return opt_.jobs_per_gpu;
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    return std::clamp(cores / (2 * std::max<int>(1, static_cast<int>(gpus_.size()))), 2, 8);
   }
 
   GradescopeOptions report_options() const {

@@ -193,8 +193,9 @@ int main(int argc, char** argv) {
       "write the class reports of this output folder (after the shards of a Slurm array), grading nothing");
   app.add_option("--ids", opt.ids_file, "a CSV 'submission,student' naming each submission's student in the gradebook");
   app.add_option("--gpus", gpus, "the GPUs to use, e.g. 0,1 (default: every visible GPU, one worker each)");
-  app.add_option("--jobs-per-gpu", opt.jobs_per_gpu, "test processes at once on one GPU (a timed run is always alone)")
-      ->capture_default_str()
+  app.add_option("--jobs-per-gpu", opt.jobs_per_gpu,
+                 "test processes at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
+                 "timed run is always alone")
       ->check(CLI::Range(1, 64));
   app.add_option("--build-dir", opt.build_dir, "the grading build, shared by every submission (default: grading/ in the grader's build)");
   app.add_option("--report", opt.paths.report, "where to write the JSON report (default: <build-dir>/report.json)");

@@ -28,7 +28,7 @@ struct Options {
   std::string gradescope_visibility = "visible";
   bool leaderboard = true;
   std::vector<int> gpus;            // indices of visible GPUs to use; empty: all
-  int jobs_per_gpu = 4;             // test processes at once on one GPU (timing runs alone)
+  int jobs_per_gpu = 0;             // test processes at once on one GPU (0: from the CPU cores)
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;

@@ -158,15 +158,16 @@ bool Session::prepare(int slots, const std::string& architectures) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return false;
   }
-  correctness_.clear();
-  timed_.clear();
-  for (const std::string& t : all) {
-    (names::is_correctness_group(names::group_of(t)) ? correctness_ : timed_).push_back(t);
-  }
-  if (sanitized_.size() != names::kSanitizedTests.size() || timed_.empty()) {
+  shared_.clear();
+  alone_.clear();
+  for (const std::string& t : all) (names::needs_the_gpu_alone(names::group_of(t)) ? alone_ : shared_).push_back(t);
+  const bool timed = std::any_of(alone_.begin(), alone_.end(), [](const std::string& t) {
+    return !names::is_correctness_group(names::group_of(t));
+  });
+  if (sanitized_.size() != names::kSanitizedTests.size() || !timed) {
     fmt::print(stderr, "grader: {} of the {} sanitized tests in workbook/names.hpp exist in the "
-               "chapter tests, and {} timed tests; the names and the tests disagree\n",
-               sanitized_.size(), names::kSanitizedTests.size(), timed_.size());
+               "chapter tests, and {} timed test; the names and the tests disagree\n",
+               sanitized_.size(), names::kSanitizedTests.size(), timed ? "a" : "no");
     return false;
   }
   return true;

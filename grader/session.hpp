@@ -39,10 +39,11 @@ class Session {
   static std::string slot_test_target(int slot, const std::string& slug);
   std::string reference_executable(const std::string& slug) const;
 
-  //! The tests every chapter process must report: the correctness tests, the
-  //! timed test(s), and those that also run under compute-sanitizer.
-  const std::vector<std::string>& correctness_tests() const { return correctness_; }
-  const std::vector<std::string>& timed_tests() const { return timed_; }
+  //! The tests every chapter process must report: those run beside other test
+  //! processes, those run with the GPU to themselves (the timed test, the
+  //! largest input), and those that also run under compute-sanitizer.
+  const std::vector<std::string>& shared_tests() const { return shared_; }
+  const std::vector<std::string>& alone_tests() const { return alone_; }
   const std::vector<std::string>& sanitized_tests() const { return sanitized_; }
 
   const std::vector<const workbook::ChapterSpec*>& chosen() const { return chosen_; }
@@ -60,7 +61,7 @@ class Session {
   int lock_fd_ = -1;
   Toolchain tools_;
   Rules rules_;
-  std::vector<std::string> arch_flags_, correctness_, timed_, sanitized_;
+  std::vector<std::string> arch_flags_, shared_, alone_, sanitized_;
 };
 
 //! The sanitized tests as a GoogleTest filter.

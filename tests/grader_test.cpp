@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -20,6 +23,7 @@
 #include "build.hpp"
 #include "process.hpp"
 #include "gpu.hpp"
+#include "pool.hpp"
 #include "report.hpp"
 #include "submissions.hpp"
 #include "text.hpp"
@@ -265,6 +269,71 @@ TEST(Submissions, ACompleteReportOfTheSameSubmissionIsKept) {
   EXPECT_FALSE(keep(d, s, true, slugs)) << "another grader";
   write_file(path, "{\"schema\": 3, trunc");
   EXPECT_FALSE(report_to_keep(path.string(), s, true, slugs)) << "a damaged report";
+}
+
+// The builder waits for a free slot, a GPU thread waits for the builder, and a
+// finished submission gives its slot back: no thread may wait on another in a
+// circle, however many threads and however few slots.
+TEST(Gpu, EverySubmissionIsFinishedAndGivesItsSlotBack) {
+  struct Sub {
+    int id = 0, chapters = 0;
+    std::atomic<int> tested{0};
+  };
+  for (const int threads : {1, 3, 8}) {
+    std::mutex m;
+    std::condition_variable cv;
+    int free_slots = 2, built = 0, finished = 0;
+    const int total = 30;
+    std::deque<std::shared_ptr<Sub>> ready;
+    std::thread builder([&] {
+      for (int i = 0; i < total; ++i) {
+        std::unique_lock<std::mutex> l(m);
+        cv.wait(l, [&] { return free_slots > 0; });
+        --free_slots;
+        auto s = std::make_shared<Sub>();
+        s->id = i;
+        s->chapters = i % 4;  // some with nothing to test
+        ready.push_back(s);
+        ++built;
+        cv.notify_all();
+      }
+    });
+    PoolTasks<Sub> tasks;
+    tasks.fetch = [&]() -> std::shared_ptr<Sub> {
+      std::unique_lock<std::mutex> l(m);
+      cv.wait(l, [&] { return !ready.empty() || built == total; });
+      if (ready.empty()) return nullptr;
+      auto s = ready.front();
+      ready.pop_front();
+      return s;
+    };
+    tasks.chapters = [](Sub& s) {
+      std::vector<std::size_t> c;
+      for (int i = 0; i < s.chapters; ++i) c.push_back(static_cast<std::size_t>(i));
+      return c;
+    };
+    tasks.test = [](Sub& s, std::size_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(300 + 100 * (s.id % 3)));
+      ++s.tested;
+    };
+    std::atomic<bool> all_tested{true};
+    tasks.finish = [&](const std::shared_ptr<Sub>& s) {
+      if (s->tested != s->chapters) all_tested = false;
+      std::lock_guard<std::mutex> l(m);
+      ++free_slots;
+      ++finished;
+      cv.notify_all();
+    };
+    std::thread pool([&] { run_pool(threads, tasks); });
+    {
+      std::unique_lock<std::mutex> l(m);
+      ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(20), [&] { return finished == total; }))
+          << threads << " threads: " << finished << " of " << total << " submissions finished (a deadlock)";
+    }
+    pool.join();
+    builder.join();
+    EXPECT_TRUE(all_tested.load()) << "a submission was finished before its last chapter";
+  }
 }
 
 TEST(Gpu, ATimedRunHasTheGpuToItself) {

@@ -19,6 +19,11 @@ inline constexpr std::array<std::string_view, 10> kGroups = {
 //! Groups that are correctness tests (everything but the bandwidth measurement).
 constexpr bool is_correctness_group(std::string_view group) { return group != "Bandwidth"; }
 
+//! Groups the grader runs with the GPU to themselves: the timed calls, and the
+//! input that needs most of the device's memory (beside other test processes
+//! it would be skipped or run out).
+constexpr bool needs_the_gpu_alone(std::string_view group) { return group == "Bandwidth" || group == "HugeInput"; }
+
 //! The group of a full test name "Sizes/ExactSums.EveryElementCountedOnce/n_1000" -> "ExactSums".
 constexpr std::string_view group_of(std::string_view test) {
   const std::size_t dot = test.find('.');
