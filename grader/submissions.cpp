@@ -141,7 +141,9 @@ std::string locate_chapters(const std::string& dir, const workbook::Manifest& ma
 
 std::string unpack(const std::string& archive, const std::string& dest, const std::string& log) {
   const std::string script = std::string(WORKBOOK_SOURCE_DIR) + "/grader/unpack.py";
-  const ProcessResult r = run_process({"python3", script, archive, dest}, log, kUnpackTimeout);
+  // Only the kernel.cu files are written: a build folder or binaries beside them are never
+  // unpacked (nor counted against the size limits).
+  const ProcessResult r = run_process({"python3", script, archive, dest, "--only", "kernel.cu"}, log, kUnpackTimeout);
   if (r.interrupted) return "interrupted";
   if (r.timed_out) return fmt::format("unpacking took longer than {:.0f} s", kUnpackTimeout);
   if (r.exit_code == 127) return "python3 is needed to unpack archives and was not found";

@@ -101,6 +101,15 @@ def skipped(name):
     return "__MACOSX" in parts or (bool(parts) and parts[-1].startswith("._"))
 
 
+def unwanted(name, is_dir, only):
+    """With --only NAME, every member but files called NAME is skipped: never written, never
+    counted against the size limits (a student's build folder or binaries do not matter)."""
+    if not only:
+        return False
+    parts = [p for p in name.replace("\\", "/").split("/") if p]
+    return is_dir or not parts or parts[-1] != only
+
+
 class Plan:
     """The members to write, checked against the limits and each other before any is written."""
 
@@ -167,7 +176,7 @@ def plan_zip(archive, plan):
     for info in archive.infolist():
         name = info.orig_filename  # zipfile cuts filename at a NUL; the original keeps it
         plan.count(name)
-        if skipped(name):
+        if skipped(name) or unwanted(name, name.endswith(("/", "\\")), plan.args.only):
             continue
         parts = safe_path(name)
         member = "member " + shown(name)
@@ -195,7 +204,7 @@ def plan_tar(archive, plan):
     for info in archive:
         name = info.name
         plan.count(name)
-        if skipped(name):
+        if skipped(name) or unwanted(name, info.isdir(), plan.args.only):
             continue
         parts = safe_path(name)
         member = "member " + shown(name)
@@ -372,6 +381,8 @@ def parse(argv):
                         help="bytes written in all (default 64 MiB)")
     parser.add_argument("--max-file-bytes", type=positive, default=4 << 20, metavar="N",
                         help="bytes written per file (default 4 MiB)")
+    parser.add_argument("--only", metavar="NAME", default="",
+                        help="write only the files called NAME (e.g. kernel.cu); skip everything else")
     parser.add_argument("--max-files", type=positive, default=2000, metavar="N",
                         help="entries in the archive, folders and skipped ones too (default 2000)")
     return parser.parse_args(argv)

@@ -284,6 +284,24 @@ class UnpackTest(unittest.TestCase):
         want["alice/.DS_Store"] = b"kept"
         self.assertEqual(found, want)
 
+    def test_only_the_named_files_are_written(self):
+        # A student's zip with a build folder: binaries over the limits and a link, none written.
+        members = zip_tree("alice/") + [("alice/build/big.bin", b"0" * (5 << 20)),
+                                         ("alice/chapters/00_naive/notes.md", b"mine")]
+        archive = write_zip(self.path("build.zip"), members)
+        self.assertRefused(archive, "larger than the limit")
+        found = self.assertUnpacks(archive, "--only", "kernel.cu")
+        self.assertEqual({k: v for k, v in found.items() if v is not None},
+                         {k: v for k, v in self.expected("alice/").items()
+                          if v is not None and k.endswith("/kernel.cu")})
+        tar = tarfile.open(self.path("link.tar"), "w")
+        link = tarfile.TarInfo("c/00_naive/kernel.cu")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+        tar.close()
+        shutil.rmtree(self.dest)
+        self.assertRefused(self.path("link.tar"), "symbolic link", "--only", "kernel.cu")
+
     def test_case_only_differences_are_kept(self):
         found = self.assertUnpacks(write_zip(self.path("case.zip"), [("c/A.cu", b"1"), ("c/a.cu", b"2")]))
         self.assertEqual(found, {"c/": None, "c/A.cu": b"1", "c/a.cu": b"2"})
