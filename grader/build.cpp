@@ -33,11 +33,12 @@ std::string Build::cached(const std::string& variable) const {
 }
 
 bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir,
-                      std::string* why) {
+                      bool device_debug, std::string* why) {
   const std::vector<std::string> cmd = {
       "cmake", "-S", WORKBOOK_SOURCE_DIR, "-B", build_dir_, "-G", WORKBOOK_GENERATOR,
       "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_CHAPTERS_ONLY=ON",
       fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots), "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
+      std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
       "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
       "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);

@@ -18,7 +18,7 @@ class Build {
   //! `architectures` (CMake's list: "90-real", "80-real;90"). False with the
   //! log's tail in `why` on failure.
   bool configure(const std::string& architectures, int slots, const std::string& slots_dir,
-                 std::string* why);
+                 bool device_debug, std::string* why);
 
   //! Builds `targets` in one call (they build in parallel), at a lower CPU
   //! priority than the tests; with `keep_going` past targets that fail.

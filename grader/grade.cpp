@@ -23,6 +23,7 @@
 #include "gpu.hpp"
 #include "merge.hpp"
 #include "pool.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "session.hpp"
 #include "submissions.hpp"
@@ -459,7 +460,11 @@ class Run {
       print_idea_notes(run);
       fmt::print("\n");
     }
-    const std::vector<std::string> problems = write_reports(run, job->paths, report_options(), !class_mode);
+    std::vector<std::string> problems = write_reports(run, job->paths, report_options(), !class_mode);
+    if (!class_mode) {  // the student's progress (grader/grade status)
+      const std::string why = record_progress(run);
+      if (!why.empty()) fmt::print(stderr, "grader: {} (progress not recorded)\n", why);
+    }
     for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
     if (!problems.empty()) write_failed_ = true;
     if (std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {

@@ -6,6 +6,7 @@
 //   grader --submissions class/ --out grades/              a whole class
 //   grader --submissions class/ --out grades/ --shard 2/8  one task of a Slurm array
 //   grader --merge grades/                                 the class reports of the shards
+//   grader status | list | hint 03 | watch [03] | reset 03 | debug 03   the student's loop
 //
 // Every usage error exits 2 with one line saying what is wrong.
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include "formats.hpp"
 #include "grade.hpp"
 #include "merge.hpp"
+#include "student.hpp"
 #include "options.hpp"
 #include "process.hpp"
 #include "workbook/manifest.hpp"
@@ -216,6 +218,30 @@ int main(int argc, char** argv) {
                  "seconds allowed for one chapter's tests (default: the manifest's, per chapter)")
       ->check(CLI::Range(1, 86400));
   submissions->excludes(merge);
+  // The student's loop: subcommands that share --chapters with grading.
+  std::string sub_chapter;
+  bool all_hints = false, yes = false;
+  grader::DebugOptions debug;
+  auto* status_cmd = app.add_subcommand("status", "each chapter: done, in progress or not started, its last result, and the next chapter");
+  auto* list_cmd = app.add_subcommand("list", "the chapters, each one's idea, and where its lesson is");
+  auto* hint_cmd = app.add_subcommand("hint", "the next hint for a chapter, one step at a time (from a nudge to nearly the answer)");
+  hint_cmd->add_option("chapter", sub_chapter, "the chapter: 03_idle_threads, 03 or 3")->required();
+  hint_cmd->add_flag("--all", all_hints, "every hint up to the last");
+  auto* watch_cmd = app.add_subcommand("watch", "grade a chapter, then again on every save of its kernel.cu (Ctrl-C stops)");
+  watch_cmd->add_option("chapter", sub_chapter, "the chapter (default: the first not yet passed)");
+  auto* reset_cmd = app.add_subcommand("reset", "put a chapter's stub back, keeping your file as a backup");
+  reset_cmd->add_option("chapter", sub_chapter, "the chapter")->required();
+  reset_cmd->add_flag("--yes", yes, "do not ask");
+  auto* debug_cmd = app.add_subcommand("debug", "build a chapter with device line information and run one test under "
+                                                "compute-sanitizer or cuda-gdb");
+  debug_cmd->add_option("chapter", sub_chapter, "the chapter")->required();
+  debug_cmd->add_option("--test", debug.test, "the test (a GoogleTest filter; default: the three tests the grader sanitizes)");
+  debug_cmd->add_option("--tool", debug.tool, "memcheck, racecheck, synccheck, initcheck or cuda-gdb")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"memcheck", "racecheck", "synccheck", "initcheck", "cuda-gdb"}));
+  debug_cmd->add_flag("-G", debug.device_debug, "device code built with -G (unoptimized, for stepping in cuda-gdb)");
+  for (CLI::App* sub : {status_cmd, list_cmd, hint_cmd, watch_cmd, reset_cmd, debug_cmd}) sub->fallthrough();
+  app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -228,6 +254,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (std::string& name : opt.only) name = chapter_slug(name, manifest);
+    if (!sub_chapter.empty()) sub_chapter = chapter_slug(sub_chapter, manifest);
     if (!grader::valid_gradescope_visibility(opt.gradescope_visibility)) {
       throw UsageError(fmt::format("--gradescope-visibility {}: one of visible, hidden, after_due_date, after_published",
                                    opt.gradescope_visibility));
@@ -271,6 +298,10 @@ int main(int argc, char** argv) {
   if (!opt.merge_dir.empty()) {
     return grader::merge_class(opt.merge_dir, manifest, opt.ids_file, opt.only);
   }
+  if (*status_cmd) return grader::show_status(opt, manifest);
+  if (*list_cmd) return grader::show_list(manifest);
+  if (*hint_cmd) return grader::show_hint(opt, manifest, sub_chapter, all_hints);
+  if (*reset_cmd) return grader::reset_chapter(opt, manifest, sub_chapter, yes);
   if (!opt.seed_given) {
     std::random_device rd;
     opt.seed = (std::uint64_t(rd()) << 20) ^ rd();
@@ -278,6 +309,11 @@ int main(int argc, char** argv) {
   if (opt.build_dir.empty()) opt.build_dir = (fs::path(WORKBOOK_BINARY_DIR) / "grading").string();
   grader::install_interrupt_handlers();
   try {
+    if (*watch_cmd) return grader::watch(opt, manifest, sub_chapter);
+    if (*debug_cmd) {
+      if (opt.build_dir == (fs::path(WORKBOOK_BINARY_DIR) / "grading").string()) opt.build_dir.clear();
+      return grader::debug_chapter(opt, manifest, sub_chapter, debug);
+    }
     return grader::grade(opt, manifest);
   } catch (const std::exception& e) {
     fmt::print(stderr, "grader: {}\n", e.what());

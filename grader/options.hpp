@@ -34,6 +34,7 @@ struct Options {
   double build_timeout_s = 900;
   int timeout_s = 0;                // 0: each chapter's own limit from the manifest
   bool sanitize = true;
+  bool device_debug = false;        // the grading build compiles learners' files with -G
 };
 
 }  // namespace grader

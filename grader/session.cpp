@@ -108,6 +108,7 @@ bool Session::lock() {
 
 bool Session::prepare(int slots, const std::string& architectures) {
   if (!lock()) return false;
+  std::error_code ec;
   // Keep more slots where a bigger run made them: a smaller run then needs no new configure.
   try {
     slots = std::max(slots, std::stoi(build_.cached("WORKBOOK_GRADING_SLOTS")));
@@ -118,16 +119,23 @@ bool Session::prepare(int slots, const std::string& architectures) {
   for (int slot = 0; slot < slots; ++slot) {
     for (const workbook::ChapterSpec& c : manifest_.chapters) {
       const fs::path file = fs::path(slot_dir(slot)) / c.slug / "kernel.cu";
-      std::error_code ec;
       if (fs::exists(file, ec)) continue;
       fs::create_directories(file.parent_path(), ec);
       std::ofstream(file) << "";
     }
   }
+  // Configured before with these settings: the build itself notices a changed
+  // CMakeLists.txt, so a student's next run goes straight to compiling.
+  const std::string slots_dir = (fs::path(build_.dir()) / "slots").string();
+  const bool configured = fs::exists(fs::path(build_.dir()) / "build.ninja", ec) &&
+                          build_.cached("CMAKE_CUDA_ARCHITECTURES") == architectures &&
+                          build_.cached("WORKBOOK_GRADING_SLOTS") == std::to_string(slots) &&
+                          build_.cached("WORKBOOK_SLOTS_DIR") == slots_dir &&
+                          build_.cached("WORKBOOK_LEARNER_DEVICE_DEBUG") == (opt_.device_debug ? "ON" : "OFF");
   fmt::print("configuring (CUDA architectures {}) ... ", architectures);
   std::fflush(stdout);
   std::string why;
-  if (!build_.configure(architectures, slots, (fs::path(build_.dir()) / "slots").string(), &why)) {
+  if (!configured && !build_.configure(architectures, slots, slots_dir, opt_.device_debug, &why)) {
     fmt::print("failed\n{}\ngrader: configuring the grading build failed; the log is {}\n", why,
                build_.log("configure.log"));
     return false;

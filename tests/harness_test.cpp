@@ -3,7 +3,11 @@
 #include <cmath>
 #include <fstream>
 #include <cstring>
+#include <filesystem>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -168,12 +172,110 @@ TEST(Manifest, RefusesAHintForAnUnknownGroup) {
   const std::string path = testing::TempDir() + "manifest_unknown_group.json";
   std::ofstream(path) << R"({"chapters": [{"slug": "00_x", "version": "V0", "title": "t", "kind": "block_pass",
     "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
-    "hints": {"ExactSum": "a typo of ExactSums"}}]})";
+    "hints": {"ExactSum": "a typo of ExactSums"},
+    "steps": [{"hint": "a nudge", "lesson": "The idea"},
+              {"hint": "more", "lesson": "What to write"}]}]})";
   try {
     load_manifest(path);
     ADD_FAILURE() << "a hint for an unknown group was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("ExactSum"), std::string::npos) << e.what();
+  }
+}
+
+// The `## ` headings of a lesson, without the marker; empty if the file cannot be read.
+std::set<std::string> lesson_sections(const std::filesystem::path& lesson) {
+  std::set<std::string> sections;
+  std::ifstream file(lesson);
+  for (std::string line; std::getline(file, line);) {
+    if (line.rfind("## ", 0) != 0) continue;
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    sections.insert(line.substr(3));
+  }
+  return sections;
+}
+
+// What is wrong with a chapter's stepped hints, measured against its lesson; empty if nothing.
+std::vector<std::string> step_problems(const ChapterSpec& c, const std::filesystem::path& lesson) {
+  std::vector<std::string> problems;
+  if (c.steps.size() < 2 || c.steps.size() > 3) {
+    problems.push_back(c.slug + ": " + std::to_string(c.steps.size()) + " steps, expected 2 or 3");
+  }
+  const std::set<std::string> sections = lesson_sections(lesson);
+  if (sections.empty()) problems.push_back(c.slug + ": no `## ` section in " + lesson.string());
+  std::set<std::string> seen;
+  for (const ChapterSpec::HintStep& step : c.steps) {
+    if (step.hint.empty()) problems.push_back(c.slug + ": an empty hint");
+    if (!seen.insert(step.hint).second) {
+      problems.push_back(c.slug + ": hint given twice: " + step.hint);
+    }
+    if (!sections.count(step.lesson)) {
+      problems.push_back(c.slug + ": \"" + step.lesson + "\" is no `## ` section of " +
+                         lesson.string());
+    }
+  }
+  return problems;
+}
+
+// The source tree: grader/manifest.json sits in <source>/grader.
+std::filesystem::path source_dir() {
+  return std::filesystem::path(WORKBOOK_MANIFEST).parent_path().parent_path();
+}
+
+TEST(Manifest, EveryChapterHasStepsThatItsLessonExplains) {
+  const Manifest m = load_manifest(WORKBOOK_MANIFEST);
+  ASSERT_FALSE(m.chapters.empty());
+  for (const ChapterSpec& c : m.chapters) {
+    const std::filesystem::path lesson = source_dir() / "chapters" / c.slug / "lesson.md";
+    ASSERT_TRUE(std::filesystem::exists(lesson)) << lesson;
+    for (const std::string& problem : step_problems(c, lesson)) ADD_FAILURE() << problem;
+  }
+}
+
+TEST(Manifest, StepCheckCatchesAWrongSectionAndARepeatedHint) {
+  const std::filesystem::path lesson = testing::TempDir() + "lesson_steps.md";
+  std::ofstream(lesson) << "# Title\n\n## The idea\n\ntext\n\n## What to write\r\n\n### Hints\n";
+  ChapterSpec c;
+  c.slug = "00_x";
+  c.steps = {{"a nudge", "The idea"}, {"the code", "What to write"}};
+  EXPECT_TRUE(step_problems(c, lesson).empty()) << "a well-formed chapter passes";
+  c.steps = {{"a nudge", "The idea"}, {"a nudge", "Hints"}, {"more", "The Idea"}};
+  const std::vector<std::string> problems = step_problems(c, lesson);
+  EXPECT_EQ(problems.size(), 3u) << "a repeated hint, a ### subsection and a wrong case";
+  c.steps = {{"a nudge", "The idea"}};
+  EXPECT_FALSE(step_problems(c, lesson).empty()) << "one step is too few";
+}
+
+// A one-chapter manifest whose "steps" field is `steps`.
+std::string manifest_with_steps(const std::string& steps) {
+  return R"({"chapters": [{"slug": "07_x", "version": "V7", "title": "t", "kind": "block_pass",
+    "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
+    "hints": {"ExactSums": "h"}, "steps": )" + steps + "}]}";
+}
+
+TEST(Manifest, RefusesAChapterWithoutTwoOrThreeGoodSteps) {
+  const std::string path = testing::TempDir() + "manifest_steps.json";
+  const std::string step = R"({"hint": "look at the load", "lesson": "The idea"})";
+  std::ofstream(path) << manifest_with_steps("[" + step + ", " + step + "]");
+  ASSERT_EQ(load_manifest(path).chapters.at(0).steps.size(), 2u) << "two steps load";
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"one step", "[" + step + "]"},
+      {"four steps", "[" + step + ", " + step + ", " + step + ", " + step + "]"},
+      {"an empty hint", "[" + step + R"(, {"hint": " ", "lesson": "The idea"}])"},
+      {"a step without a lesson", "[" + step + R"(, {"hint": "look at the tree"}])"},
+      {"no steps at all", "null"},
+  };
+  for (const auto& [what, steps] : bad) {
+    std::ofstream(path) << manifest_with_steps(steps);
+    try {
+      load_manifest(path);
+      ADD_FAILURE() << "a chapter with " << what << " was accepted";
+    } catch (const std::runtime_error& e) {
+      const std::string why = e.what();
+      EXPECT_NE(why.find("chapter 07_x"), std::string::npos) << what << ": " << why;
+      EXPECT_NE(why.find("step"), std::string::npos) << what << ": " << why;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "workbook/manifest.hpp"
 
+#include <cstddef>
 #include <fstream>
 #include <stdexcept>
 
@@ -16,6 +17,46 @@ const ChapterSpec* Manifest::find(const std::string& slug) const {
   }
   return nullptr;
 }
+
+namespace {
+
+// The chapter's stepped hints: two or three, each a non-empty hint and the lesson section that
+// explains it.
+std::vector<ChapterSpec::HintStep> load_steps(const nlohmann::json& chapter,
+                                              const std::string& slug) {
+  constexpr std::size_t min_steps = 2, max_steps = 3;
+  if (!chapter.contains("steps") || !chapter.at("steps").is_array()) {
+    throw std::runtime_error(fmt::format(
+        "chapter {}: steps must be a list of {} or {} {{\"hint\", \"lesson\"}}", slug, min_steps,
+        max_steps));
+  }
+  const nlohmann::json& list = chapter.at("steps");
+  if (list.size() < min_steps || list.size() > max_steps) {
+    throw std::runtime_error(fmt::format("chapter {}: {} step{}, expected {} or {}", slug,
+                                         list.size(), list.size() == 1 ? "" : "s", min_steps,
+                                         max_steps));
+  }
+  std::vector<ChapterSpec::HintStep> steps;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& s = list[i];
+    const auto text = [&](const char* field) {
+      if (!s.is_object() || !s.contains(field) || !s.at(field).is_string()) {
+        throw std::runtime_error(
+            fmt::format("chapter {}: step {} has no \"{}\" text", slug, i + 1, field));
+      }
+      std::string value = s.at(field).get<std::string>();
+      if (value.find_first_not_of(" \t\n") == std::string::npos) {
+        throw std::runtime_error(
+            fmt::format("chapter {}: step {} has an empty \"{}\"", slug, i + 1, field));
+      }
+      return value;
+    };
+    steps.push_back({text("hint"), text("lesson")});
+  }
+  return steps;
+}
+
+}  // namespace
 
 Manifest load_manifest(const std::string& path) {
   std::ifstream file(path);
@@ -49,6 +90,7 @@ Manifest load_manifest(const std::string& path) {
       if (spec.bandwidth_fraction <= 0 || spec.bandwidth_fraction > 1.5) {
         throw std::runtime_error(fmt::format("chapter {}: bandwidth_fraction out of range", spec.slug));
       }
+      spec.steps = load_steps(c, spec.slug);
       manifest.chapters.push_back(std::move(spec));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -1,4 +1,4 @@
-// The grader's manifest (grader/manifest.json): chapters, points, thresholds, hints.
+// The grader's manifest (grader/manifest.json): chapters, points, thresholds, hints, hint steps.
 #pragma once
 
 #include <map>
@@ -23,6 +23,12 @@ struct ChapterSpec {
   //! Device features the chapter needs, e.g. "cooperative_launch".
   std::vector<std::string> requires_features;
   std::map<std::string, std::string> hints;  // test suite -> hint
+  //! Hints shown one at a time to a student who asks, from a nudge to nearly the answer (two or
+  //! three); each names the `## ` section of the chapter's lesson.md that explains it.
+  struct HintStep {
+    std::string hint, lesson;
+  };
+  std::vector<HintStep> steps;
 };
 
 struct Manifest {

@@ -1,0 +1,124 @@
+// Debugging one chapter: built with device line information (or -G), one test
+// run under compute-sanitizer or cuda-gdb, with the student's paths in what
+// the tool prints.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "compile.hpp"
+#include "session.hpp"
+#include "student.hpp"
+#include "text.hpp"
+#include "workbook/device.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+
+int debug_chapter(const Options& given, const workbook::Manifest& manifest, const std::string& slug,
+                  const DebugOptions& debug) {
+  Options opt = given;
+  opt.only = {slug};
+  opt.device_debug = debug.device_debug;
+  // A build of its own: -G must not slow down the grading build.
+  if (opt.build_dir.empty() || given.build_dir.empty()) {
+    opt.build_dir = (fs::path(WORKBOOK_BINARY_DIR) / (debug.device_debug ? "debug-G" : "debug")).string();
+  }
+  std::vector<const workbook::ChapterSpec*> chosen = {manifest.find(slug)};
+  std::string why;
+  const bool gpu = workbook::device_available(&why);
+  std::string architectures = WORKBOOK_CUDA_ARCHITECTURES;
+  std::replace(architectures.begin(), architectures.end(), ',', ';');
+  if (gpu) {
+    const workbook::DeviceInfo d = workbook::device_info();
+    architectures = fmt::format("{}{}-real", d.compute_major, d.compute_minor);
+  }
+  Session session(opt, manifest, chosen);
+  if (!session.prepare(1, architectures)) return 2;
+  std::vector<ChapterResult> results;
+  compile_submissions(session, {SlotWork{0, opt.chapters_dir, session.build().log(slug), &results}});
+  if (!results.front().status.empty()) {
+    fmt::print("\n{}: {}\n{}\n", slug, results.front().status, results.front().detail);
+    return 1;
+  }
+  const std::string exe = session.slot_executable(0, slug);
+  if (!gpu) {
+    fmt::print("\nBuilt {} ({}); running it needs a CUDA device ({}).\n", exe,
+               debug.device_debug ? "-G" : "-lineinfo", why);
+    return 3;
+  }
+  const std::string test = !debug.test.empty() ? debug.test
+                           : debug.tool == "cuda-gdb" ? std::string(workbook::names::kSanitizedTests.front())
+                                                      : sanitizer_filter();
+  std::vector<std::string> argv;
+  const std::string slot = session.slot_dir(0);
+  if (debug.tool == "cuda-gdb") {
+    const std::string gdb = find_tool("cuda-gdb");
+    if (gdb.empty()) {
+      fmt::print(stderr, "grader: cuda-gdb is not installed (it comes with the CUDA toolkit)\n");
+      return 2;
+    }
+    argv = {gdb, "-ex", fmt::format("set substitute-path {} {}", slot, opt.chapters_dir), "--args", exe,
+            "--chapter=" + slug, "--subject=learner", "--gtest_filter=" + test};
+  } else {
+    const std::string sanitizer = find_tool("compute-sanitizer");
+    if (sanitizer.empty()) {
+      fmt::print(stderr, "grader: compute-sanitizer is not installed (it comes with the CUDA toolkit)\n");
+      return 2;
+    }
+    argv = {sanitizer, "--tool", debug.tool, "--show-backtrace", "device", exe, "--chapter=" + slug,
+            "--subject=learner", "--gtest_filter=" + test};
+  }
+  fmt::print("\n$ {}\n\n", [&] {
+    std::string s;
+    for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;
+    return s;
+  }());
+  std::fflush(stdout);
+  setenv("WORKBOOK_SEED", std::to_string(opt.seed).c_str(), 1);
+  if (debug.tool == "cuda-gdb") {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    return 2;
+  }
+  // The tool's findings name the slot's copy: show the student's file instead.
+  int out[2];
+  if (pipe(out) != 0) return 2;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* in = fdopen(out[0], "r");
+  char* line = nullptr;
+  size_t cap = 0;
+  const std::string from = slot + "/", to = opt.chapters_dir + "/";
+  while (getline(&line, &cap, in) > 0) {
+    std::string text = line;
+    for (std::size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+    fmt::print("{}", text);
+    std::fflush(stdout);
+  }
+  free(line);
+  fclose(in);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace grader

@@ -1,0 +1,212 @@
+#include "student.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "text.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+namespace st = workbook::names::status;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The chapter's stub as the project ships it: the newest version in git's
+// history that still has its TODOs (a student may have committed their own).
+std::optional<std::string> pristine_stub(const std::string& slug) {
+  const std::string rel = "chapters/" + slug + "/kernel.cu";
+  const fs::path log = fs::temp_directory_path() / fmt::format("workbook-stub-{}.txt", getpid());
+  const ProcessResult r = run_process({"git", "-C", WORKBOOK_SOURCE_DIR, "log", "--format=%H", "--", rel}, log.string(), 30);
+  const std::string commits = read_file(log);
+  if (r.exit_code != 0) {
+    fs::remove(log);
+    return std::nullopt;
+  }
+  for (const std::string& commit : split(commits, '\n')) {
+    if (commit.size() < 7) continue;
+    const ProcessResult show = run_process({"git", "-C", WORKBOOK_SOURCE_DIR, "show", commit + ":" + rel}, log.string(), 30);
+    std::string text = read_file(log);
+    if (show.exit_code == 0 && text.find("TODO") != std::string::npos) {
+      fs::remove(log);
+      return text;
+    }
+  }
+  fs::remove(log);
+  return std::nullopt;
+}
+
+bool terminal() { return isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"); }
+
+std::string lesson_page(const std::string& slug) {
+  const fs::path page = fs::path(WORKBOOK_BINARY_DIR) / "book" / "html" / ("lesson_" + slug + ".html");
+  std::error_code ec;
+  if (fs::exists(page, ec)) return "xdg-open " + page.string();
+  return fmt::format("chapters/{}/lesson.md (the book: cmake --build build/default --target book)", slug);
+}
+
+std::string result_line(const ChapterProgress& p) {
+  std::string line = fmt::format("{}, {:g}/{}", p.status, p.points, p.max_points);
+  if (p.learner_gbps) {
+    line += fmt::format(", {:.0f} GB/s", *p.learner_gbps);
+    if (p.bandwidth_ratio) {
+      line += fmt::format(" ({:.0f}% of the reference; {:.0f}% needed)", 100 * *p.bandwidth_ratio,
+                          100 * p.required_fraction);
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string paint(const std::string& text, const char* sgr) {
+  return terminal() ? fmt::format("\033[{}m{}\033[0m", sgr, text) : text;
+}
+
+std::string next_chapter(const std::string& chapters_dir, const workbook::Manifest& manifest) {
+  const Progress p = load_progress(chapters_dir);
+  for (const workbook::ChapterSpec& c : manifest.chapters) {
+    const auto it = p.chapters.find(c.slug);
+    if (it == p.chapters.end() || it->second.status != st::kPassed) return c.slug;
+  }
+  return "";
+}
+
+int show_status(const Options& opt, const workbook::Manifest& manifest) {
+  const Progress p = load_progress(opt.chapters_dir);
+  fmt::print("Progress in {} (the last grading of each chapter)\n\n", opt.chapters_dir);
+  int done = 0;
+  for (const workbook::ChapterSpec& c : manifest.chapters) {
+    const auto it = p.chapters.find(c.slug);
+    std::string state, result;
+    if (it != p.chapters.end() && it->second.status == st::kPassed) {
+      state = paint("done", "32");
+      ++done;
+    } else if (it != p.chapters.end()) {
+      state = paint("in progress", "33");
+    } else {
+      const fs::path file = fs::path(opt.chapters_dir) / c.slug / "kernel.cu";
+      const std::optional<std::string> stub = pristine_stub(c.slug);
+      std::error_code ec;
+      const bool edited = fs::exists(file, ec) && stub && read_file(file) != *stub;
+      state = edited ? paint("in progress", "33") : paint("not started", "2");
+    }
+    if (it != p.chapters.end()) {
+      result = result_line(it->second) + "  " + it->second.date.substr(0, 16);
+      std::replace(result.begin(), result.end(), 'T', ' ');
+    }
+    // Pad by the visible width: colour codes take no room on the terminal.
+    const std::size_t visible = terminal() ? state.size() - 9 : state.size();
+    fmt::print("  {:<18} {}{}  {}\n", c.slug, state, std::string(visible < 12 ? 12 - visible : 0, ' '), result);
+  }
+  const std::string next = next_chapter(opt.chapters_dir, manifest);
+  fmt::print("\n{} of {} chapters done.", done, manifest.chapters.size());
+  if (next.empty()) {
+    fmt::print(" Every chapter passed.\n");
+  } else {
+    fmt::print(" Next: {}: grader/grade watch {}   (a hint: grader/grade hint {})\n", next,
+               next.substr(0, 2), next.substr(0, 2));
+  }
+  return 0;
+}
+
+int show_list(const workbook::Manifest& manifest) {
+  for (const workbook::ChapterSpec& c : manifest.chapters) {
+    fmt::print("{} {:<4} {}\n", paint(fmt::format("{:<18}", c.slug), "1"), c.version, c.title);
+    fmt::print("     lesson: {}\n", lesson_page(c.slug));
+  }
+  return 0;
+}
+
+int show_hint(const Options& opt, const workbook::Manifest& manifest, const std::string& slug, bool all) {
+  const workbook::ChapterSpec* spec = manifest.find(slug);
+  const Progress p = load_progress(opt.chapters_dir);
+  const auto seen = p.hints_shown.find(slug);
+  const int shown = seen == p.hints_shown.end() ? 0 : seen->second;
+  const int total = static_cast<int>(spec->steps.size());
+  const int upto = all ? total : std::min(total, shown + 1);
+  for (int i = 0; i < upto; ++i) {
+    fmt::print("{} {}\n   (lesson: chapters/{}/lesson.md, \"{}\")\n", paint(fmt::format("Hint {}/{}:", i + 1, total), "1"),
+               spec->steps[i].hint, slug, spec->steps[i].lesson);
+  }
+  if (upto < total) {
+    fmt::print("\nAsk again for the next hint: grader/grade hint {}\n", slug.substr(0, 2));
+  } else {
+    fmt::print("\nThat was the last hint. The lesson's \"What to write\" and the tests' messages say the rest.\n");
+  }
+  const std::string why = record_hints(opt.chapters_dir, slug, std::max(shown, upto));
+  if (!why.empty()) fmt::print(stderr, "grader: {}\n", why);
+  return 0;
+}
+
+int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const std::string& slug, bool yes) {
+  (void)manifest;
+  const fs::path file = fs::path(opt.chapters_dir) / slug / "kernel.cu";
+  const std::optional<std::string> stub = pristine_stub(slug);
+  if (!stub) {
+    fmt::print(stderr, "grader: the stub of {} is not in this checkout's git history; take "
+               "chapters/{}/kernel.cu from the project's repository\n", slug, slug);
+    return 2;
+  }
+  std::error_code ec;
+  if (fs::exists(file, ec) && read_file(file) == *stub) {
+    fmt::print("{} is already the stub.\n", file.string());
+    return 0;
+  }
+  if (!yes) {
+    if (!isatty(STDIN_FILENO)) {
+      fmt::print(stderr, "grader: reset replaces {}; run it on a terminal to confirm, or add --yes\n", file.string());
+      return 2;
+    }
+    fmt::print("Replace {} with the stub? Your file is kept as a backup. [y/N] ", file.string());
+    std::fflush(stdout);
+    std::string answer;
+    std::getline(std::cin, answer);
+    if (answer != "y" && answer != "Y" && answer != "yes") {
+      fmt::print("Nothing changed.\n");
+      return 0;
+    }
+  }
+  if (fs::exists(file, ec)) {
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    const fs::path backup = file.parent_path() / fmt::format("kernel.cu.{}.bak", stamp);
+    fs::copy_file(file, backup, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      fmt::print(stderr, "grader: cannot keep a backup of {}: {}; nothing changed\n", file.string(), ec.message());
+      return 2;
+    }
+    fmt::print("Your file is kept as {}\n", backup.string());
+  }
+  fs::create_directories(file.parent_path(), ec);
+  const std::string why = write_atomically(file.string(), *stub);
+  if (!why.empty()) {
+    fmt::print(stderr, "grader: {}\n", why);
+    return 2;
+  }
+  fmt::print("{} is the stub again.\n", file.string());
+  return 0;
+}
+
+}  // namespace grader

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The student's loop without a GPU: list, hints one step at a time, status,
+# reset (asks, keeps a backup), and a debug build that says it needs a GPU.
+#   tests/student_loop.sh <grader> <source dir> <work dir>
+set -uo pipefail
+grader=$1 source=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cp -r "$source/chapters" "$work/chapters"
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+g() { "$grader" --chapters "$work/chapters" "$@"; }
+
+[ "$(g list | grep -c 'lesson:')" -eq "$(ls -d "$source"/chapters/[0-9][0-9]_*/ | wc -l)" ] ||
+  fail "list does not name every chapter's lesson: $(g list | head -5)"
+
+g hint 3 >h1.txt; g hint 03 >h2.txt; g hint 03_idle_threads --all >h3.txt
+grep -q '^Hint 1/' h1.txt && ! grep -q '^Hint 2/' h1.txt || fail "the first hint alone, first: $(cat h1.txt)"
+grep -q '^Hint 2/' h2.txt || fail "asking again shows the next hint: $(cat h2.txt)"
+grep -q 'That was the last hint' h3.txt || fail "--all shows every hint: $(cat h3.txt)"
+grep -q 'lesson.md, "' h1.txt || fail "a hint names its lesson section: $(cat h1.txt)"
+
+g status >s1.txt
+grep -Eq '^  00_naive +not started' s1.txt || fail "an untouched stub is not started: $(cat s1.txt)"
+grep -q 'Next: 00_naive' s1.txt || fail "status names the next chapter: $(cat s1.txt)"
+echo "// my work" >>chapters/00_naive/kernel.cu
+grep -Eq '^  00_naive +in progress' <(g status) || fail "an edited stub is in progress: $(g status | head -4)"
+
+echo "// my work on 03" >>chapters/03_idle_threads/kernel.cu
+g reset 03 </dev/null >r1.txt 2>&1
+[ $? -eq 2 ] && grep -q -- '--yes' r1.txt || fail "reset without a terminal must ask for --yes: $(cat r1.txt)"
+grep -q 'my work on 03' chapters/03_idle_threads/kernel.cu || fail "reset changed the file without asking"
+g reset 03 --yes >r2.txt 2>&1 || fail "reset --yes failed: $(cat r2.txt)"
+cmp -s chapters/03_idle_threads/kernel.cu "$source/chapters/03_idle_threads/kernel.cu" ||
+  fail "reset did not restore the stub"
+backup=$(ls chapters/03_idle_threads/kernel.cu.*.bak 2>/dev/null | head -1)
+[ -n "$backup" ] && grep -q 'my work on 03' "$backup" || fail "reset kept no backup of the student's file"
+
+# Graded chapters are recorded: status shows the last result.
+g --chapter 0 >grade.txt 2>&1
+rc=$?
+[ $rc -eq 3 ] || [ $rc -eq 1 ] || fail "grading 00 exited $rc"
+grep -Eq '^  00_naive +in progress +(not graded: no GPU|failed)' <(g status) || fail "status shows no result for 00: $(g status | head -4)"
+
+# A debug build: with device line information; without a GPU it says so and exits 3.
+g debug 3 --tool racecheck >d.txt 2>&1
+rc=$?
+if [ $rc -eq 3 ]; then
+  grep -q 'needs a CUDA device' d.txt || fail "debug without a GPU: $(tail -5 d.txt)"
+elif [ $rc -gt 1 ]; then
+  fail "debug exited $rc: $(tail -10 d.txt)"
+fi
+
+if [ $failures -eq 0 ]; then echo "student loop: all checks passed"; else echo "student loop: $failures checks failed"; fi
+[ $failures -eq 0 ]
