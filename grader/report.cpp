@@ -54,19 +54,20 @@ bool quiet_status(const std::string& status) {
 }  // namespace
 
 void print_table(const GradingRun& run) {
-  fmt::print("\n{:<18} {:<17} {:>11} {:>12} {:>14} {:>10} {:>9}\n", "chapter", "status",
+  fmt::print("\n{:<18} {:<18} {:>11} {:>12} {:>14} {:>10} {:>9}\n", "chapter", "status",
              "correctness", "learner GB/s", "reference GB/s", "% ceiling", "points");
-  fmt::print("{}\n", std::string(97, '-'));
+  fmt::print("{}\n", std::string(98, '-'));
   for (const ChapterResult& r : run.chapters) {
     const std::string correctness = r.tests_total ? fmt::format("{}/{}", r.tests_passed, r.tests_total) : "-";
     const std::string pct = r.learner_gbps && r.learner_ceiling_gbps && *r.learner_ceiling_gbps > 0
                                 ? fmt::format("{:.1f}%", 100 * *r.learner_gbps / *r.learner_ceiling_gbps)
                                 : "-";
-    fmt::print("{:<18} {:<17} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, r.status,
+    const char* colour = r.status == st::kPassed ? "32" : quiet_status(r.status) ? "2" : "31";
+    fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, paint(fmt::format("{:<18}", r.status), colour),
                correctness, gbps(r.learner_gbps), gbps(r.reference_gbps), pct,
                fmt::format("{:g}/{}", r.points, r.max_points()));
   }
-  fmt::print("{}\n{:<18} {:>78}\n", std::string(97, '-'), "total",
+  fmt::print("{}\n{:<18} {:>79}\n", std::string(98, '-'), "total",
              fmt::format("{:g}/{}", run.points(), run.max_points()));
   for (const ChapterResult& r : run.chapters) {
     if (quiet_status(r.status)) continue;

@@ -56,7 +56,6 @@ std::optional<std::string> pristine_stub(const std::string& slug) {
   return std::nullopt;
 }
 
-bool terminal() { return isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"); }
 
 std::string lesson_page(const std::string& slug) {
   const fs::path page = fs::path(WORKBOOK_BINARY_DIR) / "book" / "html" / ("lesson_" + slug + ".html");
@@ -78,10 +77,6 @@ std::string result_line(const ChapterProgress& p) {
 }
 
 }  // namespace
-
-std::string paint(const std::string& text, const char* sgr) {
-  return terminal() ? fmt::format("\033[{}m{}\033[0m", sgr, text) : text;
-}
 
 std::string next_chapter(const std::string& chapters_dir, const workbook::Manifest& manifest) {
   const Progress p = load_progress(chapters_dir);
@@ -116,7 +111,7 @@ int show_status(const Options& opt, const workbook::Manifest& manifest) {
       std::replace(result.begin(), result.end(), 'T', ' ');
     }
     // Pad by the visible width: colour codes take no room on the terminal.
-    const std::size_t visible = terminal() ? state.size() - 9 : state.size();
+    const std::size_t visible = colour_wanted() ? state.size() - 9 : state.size();
     fmt::print("  {:<18} {}{}  {}\n", c.slug, state, std::string(visible < 12 ? 12 - visible : 0, ' '), result);
   }
   const std::string next = next_chapter(opt.chapters_dir, manifest);

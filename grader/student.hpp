@@ -33,7 +33,4 @@ int debug_chapter(const Options& opt, const workbook::Manifest& manifest, const 
 //! The first chapter of the manifest whose last result is not "passed".
 std::string next_chapter(const std::string& chapters_dir, const workbook::Manifest& manifest);
 
-//! Colour for a terminal that wants it (NO_COLOR unset, standard output a terminal).
-std::string paint(const std::string& text, const char* sgr);
-
 }  // namespace grader

@@ -1,5 +1,8 @@
 #include "text.hpp"
 
+#include <unistd.h>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -154,6 +157,15 @@ std::string indent(const std::string& text, std::size_t spaces) {
     pos = end == std::string::npos ? text.size() : end + 1;
   }
   return out;
+}
+
+bool colour_wanted() {
+  static const bool wanted = isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  return wanted;
+}
+
+std::string paint(const std::string& text, const char* sgr) {
+  return colour_wanted() ? "\033[" + std::string(sgr) + "m" + text + "\033[0m" : text;
 }
 
 }  // namespace grader

@@ -39,4 +39,10 @@ std::vector<std::string> split(std::string_view text, char sep);
 //! Every line of `text` indented by `spaces`.
 std::string indent(const std::string& text, std::size_t spaces);
 
+//! Whether standard output is a terminal and NO_COLOR is unset.
+bool colour_wanted();
+
+//! `text` in an SGR colour ("32" green, "31" red, "33" yellow, "2" dim, "1" bold) where colour is wanted.
+std::string paint(const std::string& text, const char* sgr);
+
 }  // namespace grader

@@ -13,6 +13,7 @@
 #include "process.hpp"
 #include "progress.hpp"
 #include "student.hpp"
+#include "text.hpp"
 #include "workbook/names.hpp"
 
 namespace fs = std::filesystem;
