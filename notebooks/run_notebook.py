@@ -21,20 +21,6 @@ Exit statuses the run accepts: 0 from any command; from grader/grade also 1
 --allow-no-gpu also 3 from grader/grade (nothing graded: no GPU) and any from
 nvidia-smi.
 
-Options:
-  --here          the project is the current directory (a clone): the cell
-                  tagged `clone` is skipped, PROJECT is this directory and WORK
-                  its build/notebook/; files the notebook overwrites in the
-                  checkout are put back when the run ends
-  --allow-no-gpu  see above: checks everything a machine without a GPU can
-  --kernel FILE   the cell tagged `kernel` writes FILE instead of its own text
-                  (e.g. solutions/00_naive/kernel.cu), and every grading after
-                  it must pass (exit 0)
-  --skip-tag TAG  also skip the cells tagged TAG (e.g. install: where the build's
-                  needs are installed already, or apt-get and pip may not be used)
-  --set NAME=VAL  after the cell tagged `settings`, set the variable NAME to the
-                  string VAL (e.g. --set REPO_URL=/path/to/a/clone)
-  --print         print the script and run nothing
 Exit status: 0 every cell ran, 1 a cell failed, 2 a usage error or a notebook
 that is not valid nbformat 4.
 """
@@ -208,9 +194,34 @@ class Runner:
     def shell(self, template, namespace):
         command = expand(template, namespace)
         print(f"$ {command}", flush=True)
-        rc = subprocess.run(command, shell=True, executable="/bin/bash").returncode
+        report = None  # the grader's report, from its "report: PATH" line
+        with subprocess.Popen(command, shell=True, executable="/bin/bash", stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace") as child:
+            for line in child.stdout:
+                print(line, end="", flush=True)
+                m = re.match(r"report: (.+)$", line.rstrip("\n"))
+                if m:
+                    report = m.group(1)
+        rc = child.returncode
         if not self.accepted(command, rc):
             raise Failure(f"exit status {rc}: {command}")
+        if self.options.kernel and self.kernel_written and self.program_of(command)[0] == "grade":
+            self.check_report(report, command)
+
+    def check_report(self, report, command):
+        """With --kernel: every chapter graded passed (or, with --allow-no-gpu, was
+        built and checked, and only the GPU was missing)."""
+        if report is None:
+            if "--check-setup" in command or "--help" in command:
+                return
+            raise Failure(f"no report named in the output of: {command}")
+        with open(report, encoding="utf-8") as f:
+            chapters = json.load(f)["chapters"]
+        good = {"passed"} | ({"not graded: no GPU"} if self.options.allow_no_gpu else set())
+        bad = [f"{c['slug']}: {c['status']}" for c in chapters if c["status"] not in good]
+        if bad or not chapters:
+            raise Failure(f"--kernel {self.options.kernel}: {', '.join(bad) or 'no chapter graded'}")
+        print(f"(--kernel: {', '.join(c['slug'] + ' ' + c['status'] for c in chapters)})", flush=True)
 
     def line_magic(self, magic, args, namespace):
         args = expand(args, namespace)
@@ -282,16 +293,27 @@ def install_display_stand_in():
 # ---------------------------------------------------------------- the run
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="See the top of this file for what is translated and accepted.")
-    parser.add_argument("notebook")
-    parser.add_argument("--here", action="store_true")
-    parser.add_argument("--allow-no-gpu", action="store_true")
-    parser.add_argument("--kernel", metavar="FILE")
-    parser.add_argument("--skip-tag", action="append", default=[], metavar="TAG")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--print", action="store_true")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebook", help="the .ipynb file")
+    parser.add_argument("--here", action="store_true",
+                        help="the project is the current directory (a clone): the cell tagged `clone` is "
+                             "skipped, PROJECT is this directory and WORK its build/notebook/; files the "
+                             "notebook overwrites in the checkout are put back when the run ends")
+    parser.add_argument("--allow-no-gpu", action="store_true",
+                        help="accept what a machine without a GPU gives: nvidia-smi failing, grader/grade "
+                             "exiting 3; checks everything but the grading itself")
+    parser.add_argument("--kernel", metavar="FILE",
+                        help="the cell tagged `kernel` writes FILE instead of its own text (e.g. "
+                             "solutions/00_naive/kernel.cu), and every grading after it must pass: exit 0 "
+                             "and every chapter of its report passed (with --allow-no-gpu, 'not graded: no "
+                             "GPU' will do, so a compile error or a refused file still fails the run)")
+    parser.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
+                        help="also skip the cells tagged TAG (e.g. install: where the build's needs are "
+                             "installed already, or apt-get and pip may not be used); repeatable")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="after the cell tagged `settings`, set the variable NAME to the string VALUE "
+                             "(e.g. --set REPO_URL=/path/to/a/clone); repeatable")
+    parser.add_argument("--print", action="store_true", help="print the script and run nothing")
     options = parser.parse_args()
 
     overrides = {}
