@@ -245,7 +245,7 @@ def plots(ladder, sweep, device, images):
     plt.close(fig)
 
 
-def results_page(ladder, sweep, seed, device, ncu, versions, runs, values):
+def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manifest):
     line = measured_line(device)
     out = ["# Results {#results}", "",
            "Every figure in the book comes from these tables, committed as CSV under `book/results/` and "
@@ -297,11 +297,14 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values):
             "each kernel several times to collect the counters, so the times here are single launches "
             "with cold caches, not the benchmark's medians.", ""]
     kernels = ncu[0]
-    chapters = list(dict.fromkeys(c for c, _ in kernels))
-    for part in (chapters[:7], chapters[7:]):
-        out += [ncu_table(kernels, part, list(NCU_ROWS), versions), ""]
+    profiled = set(c for c, _ in kernels)
+    # One table per kind of chapter (the manifest's "kind": a block pass, or a whole reduction).
+    for kind in dict.fromkeys(c["kind"] for c in manifest["chapters"]):
+        part = [c["slug"] for c in manifest["chapters"] if c["kind"] == kind and c["slug"] in profiled]
+        if part:
+            out += [ncu_table(kernels, part, list(NCU_ROWS), versions), ""]
     out += [f"<em>{ncu_line(ncu[1])}</em>", "",
-            "Previous: \\ref lesson_12_grid_sync", ""]
+            f"Previous: \\ref lesson_{manifest['chapters'][-1]['slug']}", ""]
     return "\n".join(out)
 
 
@@ -347,7 +350,7 @@ def main():
     main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
                            values, "book/mainpage.md")
     (out / "mainpage.md").write_text(main_page)
-    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions, runs, values))
+    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manifest))
     plots(ladder, sweep, device, out / "images")
 
 
