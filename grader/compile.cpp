@@ -78,8 +78,8 @@ std::map<std::string, std::string> failed_targets(const std::string& log_text) {
     target.clear();
     block.clear();
   };
-  // An object:     FAILED: tests/CMakeFiles/slot0_03_idle_threads.dir/<path>/kernel.cu.o
-  // An executable: FAILED: tests/slots/0/test_03_idle_threads
+  // An object:     FAILED: tests/CMakeFiles/slot<i>_<slug>.dir/<path>/kernel.cu.o
+  // An executable: FAILED: tests/slots/<i>/test_<slug>
   static const std::regex object(R"(^FAILED: (\S*/)?CMakeFiles/([A-Za-z0-9_]+)\.dir/.*)");
   static const std::regex executable(R"(^FAILED: (\S*/)?slots/(\d+)/test_([A-Za-z0-9_]+)\b.*)");
   for (std::string line; std::getline(in, line);) {

@@ -24,6 +24,7 @@ __global__ void reduce_naive(const float* in, std::size_t n, float* partials) {
   //       __syncthreads() so every slot is loaded before anyone reads a neighbour's.
   // TODO: for s = 1, 2, 4, ... < blockDim.x: if (tid % (2 * s) == 0) add smem[tid + s] into
   //       smem[tid]; then __syncthreads(), outside the `if`, so every thread reaches it.
+  //       Declare tid and s `unsigned`: a signed `%` compiles to a longer instruction sequence.
   // TODO: thread 0 writes smem[0] to partials[blockIdx.x].
 }
 //! [kernel]

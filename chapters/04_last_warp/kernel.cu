@@ -19,9 +19,10 @@ constexpr unsigned elements_per_block = 2 * threads_per_block;
 //! [warp_todo]
 // TODO: write `__device__ float warp_reduce_last(float* smem, unsigned tid)`, called by the 32
 //       threads of warp 0, returning the sum of smem[0, 64) in lane 0. Keep the running sum in
-//       a register v: v = smem[tid] + smem[tid + 32]; then for each of 16, 8, 4, 2, 1: write v
-//       to smem[tid], __syncwarp(), v += smem[tid + s], __syncwarp() (the last level needs no
-//       write back).
+//       a register v: v = smem[tid] + smem[tid + 32]; then for each s of 16, 8, 4, 2, 1: write v
+//       to smem[tid], __syncwarp(), v += smem[tid + s], and, before the next level's write,
+//       __syncwarp() again. The sum of the last level (s = 1) stays in v: lane 0 returns it
+//       without writing it back, so no __syncwarp() is needed after that read.
 //       Do not use the well-known shortcut `vsmem[tid] += vsmem[tid + 16]; ...` through a
 //       volatile pointer with no __syncwarp(): it assumes the 32 lanes run in lockstep, which
 //       Volta and later GPUs (independent thread scheduling) do not promise, so a lane may read

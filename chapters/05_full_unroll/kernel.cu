@@ -52,9 +52,13 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
   if (n == 0) {
     return 0;
   }
-  // TODO: a template argument must be a compile-time constant. Write a dispatch function that
-  //       takes the block size as a runtime `unsigned` and switches over 1024, 512, 256, 128
-  //       and 64, each case returning launch_unrolled<N>(...); call it with threads_per_block.
+  // TODO: the line below already works, because threads_per_block is a compile-time constant.
+  //       Replace it with a dispatch for a block size known only at run time: a function that
+  //       takes the block size as an `unsigned` and switches over 1024, 512, 256, 128 and 64,
+  //       each case returning launch_unrolled<N>(...); call it with threads_per_block. Its
+  //       `default:` (a size with no instantiation) can only launch nothing and return 0, which
+  //       would break the contract for n > 0, so also static_assert that threads_per_block is
+  //       one of the five: then launch() can never reach the default.
   return launch_unrolled<threads_per_block>(in, n, partials, stream);
 }
 //! [dispatch_todo]

@@ -37,7 +37,9 @@ __global__ void __launch_bounds__(threads_per_block)
   //       i starts at blockIdx.x * threads_per_block + tid. While all loads_in_flight loads
   //       i, i + stride, ... are < body_vectors: load them all into a float4 array with __ldg
   //       (#pragma unroll), then add their components into v, then i += loads_in_flight * stride.
-  //       Finish the leftovers one float4 at a time.
+  //       The last, partial round works the same way: load r[k] = body[j] for j = i + k * stride
+  //       if j < body_vectors, else zeros, all before any add, so its loads are in flight together
+  //       (below about 2^22 elements each thread has only this one round).
   // TODO: v = block_reduce_sum(v), reached by every thread; thread 0 writes partials[blockIdx.x]
   //       (every block writes one, even if it loaded nothing).
 }

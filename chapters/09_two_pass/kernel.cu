@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(threads_per_block)
   // TODO: bring over the body of reduce_vectorized from your chapter 07.
 }
 
-  //! [reduce_partials]
+//! [reduce_partials]
 // Later passes: block b writes dst[b], the sum of the src[j] it visits.
 __global__ void __launch_bounds__(threads_per_block)
     reduce_partials(const float* src, std::size_t count, float* dst) {
@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(threads_per_block)
   //       v (src was written by the previous kernel, so __ldg is safe). Every thread always adds
   //       the same values in the same order: that is what makes the sum repeatable.
   // TODO: v = block_reduce_sum(v), reached by every thread; thread 0 writes dst[blockIdx.x].
-  //! [reduce_partials]
 }
+//! [reduce_partials]
 
 // The first pass's grid. workspace_bytes(n) needs it too, so it depends on n alone, not on the
 // alignment of `in`.

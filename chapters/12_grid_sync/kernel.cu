@@ -36,9 +36,11 @@ __global__ void __launch_bounds__(threads_per_block)
   //! [grid_barrier]
   // TODO: cg::this_grid().sync(): every block's partial is written and visible before any
   //       thread goes on. It only works in a cooperative launch (see the launcher): in a plain
-  //       <<<...>>> launch it is an error or a hang. Then every block but block 0 returns.
+  //       <<<...>>> launch the grid group is invalid and sync() traps at any grid size
+  //       (cudaErrorLaunchFailure, which loses the context). Then every block but block 0 returns.
   // TODO: phase 2, block 0: thread t adds partials[t], partials[t + threads_per_block], ...
-  //       for t < gridDim.x in that order (read them with __ldcg, through L2), then
+  //       for t < gridDim.x in that order (after the barrier plain loads would see them; __ldcg,
+  //       through L2, is extra insurance; never __ldg), then
   //       block_reduce_sum; thread 0 writes *out.
   //! [grid_barrier]
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The manifest (grader/manifest.json) is the one list of chapters. This test
+fails where something else disagrees with it:
+  - a lesson's title (its first line) is not the manifest's version and title;
+  - a lesson's Previous/Next line does not follow the manifest's order;
+  - the README's chapter table does not list the manifest's chapters, in order;
+  - code names a chapter's derived target or page (lesson_NN_x, reference_NN_x,
+    test_NN_x) instead of reading the manifest.
+
+  python3 tests/catalogue_test.py <source dir>
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+src = pathlib.Path(sys.argv[1])
+chapters = json.load(open(src / "grader" / "manifest.json"))["chapters"]
+slugs = [c["slug"] for c in chapters]
+problems = []
+
+
+def heading(c):
+    label = c["version"] if c["version"].startswith("V") else f"Chapter {c['version']}"
+    return f"# {label}: {c['title']} {{#lesson_{c['slug']}}}"
+
+
+def navigation(i):
+    parts = []
+    if i > 0:
+        parts.append(f"Previous: \\ref lesson_{slugs[i - 1]}")
+    parts.append(f"Next: \\ref lesson_{slugs[i + 1]}" if i + 1 < len(slugs) else "Next: \\ref results")
+    return " · ".join(parts)
+
+
+for i, c in enumerate(chapters):
+    lesson = src / "chapters" / c["slug"] / "lesson.md"
+    if not lesson.exists():
+        problems.append(f"{lesson}: missing")
+        continue
+    lines = lesson.read_text(encoding="utf-8").splitlines()
+    if lines[0] != heading(c):
+        problems.append(f"{lesson}: first line\n    {lines[0]}\n  the manifest says\n    {heading(c)}")
+    nav = [l for l in lines if l.startswith(("Previous: ", "Next: "))]
+    if not nav or nav[-1] != navigation(i):
+        problems.append(f"{lesson}: navigation\n    {nav[-1] if nav else '(none)'}\n  the manifest's order says\n    {navigation(i)}")
+
+readme = (src / "README.md").read_text(encoding="utf-8")
+listed = re.findall(r"^\| `(\d\d_[a-z_]+)` \|", readme, re.M)
+if listed != slugs:
+    problems.append(f"README.md: the chapter table lists {listed}, the manifest {slugs}")
+
+derived = re.compile(r"\b(lesson|reference|test)_(" + "|".join(map(re.escape, slugs)) + r")\b")
+code = subprocess.run(["git", "-C", str(src), "ls-files"], capture_output=True, text=True).stdout.split()
+if not code:  # not a git checkout: every file
+    code = [str(p.relative_to(src)) for p in src.rglob("*") if p.is_file() and "build" not in p.parts]
+for name in code:
+    path = src / name
+    if (name.startswith(("chapters/", "solutions/", "tests/submissions/", "tests/data/", "book/results/", "docs/", "notebooks/"))
+            or name.endswith((".md", ".json", ".ipynb")) or not path.is_file()):
+        continue
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        continue
+    for n, line in enumerate(text.splitlines(), 1):
+        m = derived.search(line)
+        if m:
+            problems.append(f"{name}:{n}: names {m.group(0)}; read the chapters from the manifest")
+
+for p in problems:
+    print("PROBLEM:", p)
+print("catalogue:", "the lessons, the README and the code agree with the manifest" if not problems
+      else f"{len(problems)} problems")
+sys.exit(1 if problems else 0)
