@@ -26,6 +26,7 @@
 #include "workbook/device.hpp"
 #include "workbook/inputs.hpp"
 #include "workbook/manifest.hpp"
+#include "workbook/names.hpp"
 #include "workbook/registry.hpp"
 #include "workbook/timing.hpp"
 #include "workbook/verify.hpp"
@@ -47,14 +48,14 @@ int main(int argc, char** argv) {
   std::string why;
   if (!device_available(&why)) {
     fmt::print("SKIPPED: no CUDA device: {}\n", why);
-    return 77;
+    return names::kNoDeviceExit;
   }
   const Manifest manifest = load_manifest(WORKBOOK_MANIFEST);
   const DeviceInfo info = device_info();
   cudaStream_t stream;
   WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  const std::size_t n = std::size_t(1) << 27;
+  const std::size_t n = kTimedElements;
   const std::size_t bytes = n * sizeof(float);
   const std::vector<float> host = random_input(n, 2026);
   const SumCheck check = reference_sum(host.data(), n);
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
 
   const double ceiling = streaming_read_gbps(input.data(), n, stream);
   std::vector<Row> rows;
-  DeviceBuffer<float> partials(std::max<std::size_t>(n / 32, 65536));
+  DeviceBuffer<float> partials(partials_capacity(n));
   for (const Entry& e : all_entries()) {
     if (std::string(e.subject) != "reference" || e.kind != ChapterKind::block_pass) continue;
     const ChapterSpec* spec = manifest.find(e.chapter);

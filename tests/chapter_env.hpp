@@ -22,11 +22,8 @@ cudaStream_t stream();
 //! Test names carry this prefix on the subject's result lines, e.g. "[learner]".
 const std::string& subject_name();
 
+using names::kContextLostExit;
+using names::kNoDeviceExit;
 using names::kResultFdVariable;
-
-//! Exit code when the process cannot go on because the CUDA context is lost.
-constexpr int kContextLostExit = 3;
-//! Exit code when there is no CUDA device (CTest's SKIP_RETURN_CODE).
-constexpr int kNoDeviceExit = 77;
 
 }  // namespace workbook::test

@@ -39,7 +39,7 @@
 namespace workbook::test {
 namespace {
 
-constexpr std::size_t kTimedSize = std::size_t(1) << 27;  // 512 MB: 8x the H200's L2
+
 
 bool is_full() { return subject().kind == ChapterKind::full; }
 
@@ -62,7 +62,7 @@ class Runner {
  public:
   Runner(const Entry& entry, std::size_t n)
       : entry_(entry),
-        out_(entry.kind == ChapterKind::full ? 1 : std::max<std::size_t>((n + 31) / 32, 65536)),
+        out_(entry.kind == ChapterKind::full ? 1 : partials_capacity(n)),
         workspace_(entry.kind == ChapterKind::full ? entry.workspace_bytes(n) : 0) {}
 
   //! Enqueues one call on `s`; for timing.
@@ -222,7 +222,7 @@ std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
 
 const std::vector<std::size_t> kSizes = {1,    2,    31,   32,   33,   255,  256,
                                          257,  511,  512,  513,  1000, 4099, (1u << 20) - 1,
-                                         1u << 20, (1u << 20) + 1, kTimedSize};
+                                         1u << 20, (1u << 20) + 1, kTimedElements};
 
 // Runs before every test: a chapter that needs a device feature this GPU lacks skips.
 class ChapterTest : public ::testing::Test {
@@ -276,7 +276,7 @@ INSTANTIATE_TEST_SUITE_P(Offsets, MisalignedInput,
 using HugeInput = ChapterTest;
 TEST_F(HugeInput, MoreThan2To31Elements) {
   const std::size_t n = (std::size_t(1) << 31) + (std::size_t(1) << 20) + 5;
-  const std::size_t need = (n + 2 * GuardedInput::kSlack) * sizeof(float) + (n / 32 + 65536) * sizeof(float);
+  const std::size_t need = (n + 2 * GuardedInput::kSlack) * sizeof(float) + partials_capacity(n) * sizeof(float);
   const DeviceInfo info = device_info();
   if (info.free_bytes < need + (std::size_t(1) << 30)) {
     GTEST_SKIP() << fmt::format("needs {:.1f} GiB of free device memory, {:.1f} GiB is free",
@@ -367,7 +367,7 @@ constexpr double kFastestPlausible = 1.25;
 
 using Bandwidth = ChapterTest;
 TEST_F(Bandwidth, TimedCallsDoTheWork) {
-  const std::size_t n = kTimedSize;
+  const std::size_t n = kTimedElements;
   std::vector<const RandomCase*> inputs;
   std::vector<std::int64_t> sixteenths;
   for (int b = 0; b < kTimedBuffers; ++b) {

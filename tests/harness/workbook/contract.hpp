@@ -11,8 +11,8 @@ namespace workbook {
 //! A block pass: reduce `in[0, n)` to one partial sum per block.
 //!
 //! Writes `partials[0, count)` and returns `count`, which must not exceed
-//! `capacity` (the harness sizes `capacity` as at least `ceil(n / 32)` and at
-//! least 65536). Every element of `in` is added to exactly one partial. The
+//! `capacity` (the harness gives `partials_capacity(n)`: at least `ceil(n / 32)`
+//! and at least 65536). Every element of `in` is added to exactly one partial. The
 //! launch is asynchronous on `stream`; nothing may synchronize the device.
 //! `n == 0` returns 0. `in` is only 4-byte aligned in general.
 using BlockPassFn = std::size_t (*)(const float* in, std::size_t n, float* partials,
@@ -30,6 +30,15 @@ using FullReduceFn = void (*)(const float* in, std::size_t n, float* out, void* 
 using WorkspaceBytesFn = std::size_t (*)(std::size_t n);
 
 enum class ChapterKind { block_pass, full };
+
+//! The room the harness gives a block pass's partials for `n` elements.
+constexpr std::size_t partials_capacity(std::size_t n) {
+  return (n + 31) / 32 > 65536 ? (n + 31) / 32 : 65536;
+}
+
+//! The size every chapter is timed at: 2^27 floats, 512 MB, over 8x the H200's
+//! 60 MB L2, so the timed calls read from memory, not from the cache.
+inline constexpr std::size_t kTimedElements = std::size_t(1) << 27;
 
 //! One registered chapter implementation (the learner's or the reference).
 struct Entry {

@@ -57,6 +57,11 @@ inline constexpr std::array<std::string_view, 3> kSanitizerTools = {"memcheck", 
 //! descriptor carries its results to the grader (JSON lines).
 inline constexpr const char* kResultFdVariable = "WORKBOOK_RESULT_FD";
 
+//! Exit codes of a chapter test process (and the benchmark): no CUDA device
+//! (CTest's SKIP_RETURN_CODE in tests/CMakeLists.txt), and a lost CUDA context.
+inline constexpr int kNoDeviceExit = 77;
+inline constexpr int kContextLostExit = 3;
+
 //! What a graded chapter's status can be.
 namespace status {
 inline constexpr std::string_view kPassed = "passed";
