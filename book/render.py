@@ -16,10 +16,7 @@ import pathlib
 import re
 import sys
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 TOKEN = re.compile(r"@@([^@\s]+)@@")
 
@@ -207,6 +204,11 @@ def pow2(n):
 
 
 def plots(ladder, sweep, device, images):
+    import matplotlib  # only here: the metric list (NCU_ROWS) is read without it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     images.mkdir(parents=True, exist_ok=True)
     caption = measured_line(device)
     chapters = [c for c in ladder if c not in ("ceiling",)]
