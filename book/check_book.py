@@ -3,7 +3,8 @@
 
 Checks that every internal link and image resolves, that every chapter's
 lesson is reachable from the main page, that math is rendered by MathJax with
-no raw TeX left on the page, and takes screenshots (desktop and phone width)
+no raw TeX left on the page, that the sidebar lists the lessons in order, that
+the offline search has an index of them, and takes screenshots (desktop and phone width)
 of the main page and one lesson. Exits non-zero on the first kind of failure
 found, listing every instance.
 """
@@ -103,7 +104,32 @@ def main():
         if raw:
             problems.append(f"{page.name}: raw TeX left on the page ({len(raw)} delimiters)")
 
-    # 4. Screenshots for a person to look at.
+    # 4. The sidebar is the book's table of contents: on a lesson's page it lists
+    #    "The lessons" and every lesson, in the manifest's order.
+    if lessons:
+        page = lessons[min(3, len(lessons) - 1)]
+        dom = chromium(args.chromium, "--virtual-time-budget=8000", "--dump-dom", page.as_uri()).stdout
+        nav = dom[dom.find('id="nav-tree"'):] if 'id="nav-tree"' in dom else ""
+        if "The lessons" not in nav:
+            problems.append(f"{page.name}: the sidebar has no 'The lessons'")
+        order = [nav.find(f'href="{p.name}') for p in lessons]
+        missing = [p.name for p, at in zip(lessons, order) if at < 0]
+        if missing:
+            problems.append(f"{page.name}: the sidebar does not list {', '.join(missing)}")
+        elif order != sorted(order):
+            problems.append(f"{page.name}: the sidebar lists the lessons out of order")
+
+    # 5. Search works offline: the search box is on the page and its index holds the lessons' titles.
+    index = chromium(args.chromium, "--virtual-time-budget=8000", "--dump-dom", (root / "index.html").as_uri()).stdout
+    if "MSearchField" not in index:
+        problems.append("index.html: no search box")
+    data = " ".join(p.read_text(errors="replace") for p in (root / "search").glob("*.js")) if (root / "search").is_dir() else ""
+    if not data:
+        problems.append("no search index (search/*.js)")
+    elif lessons and "lesson_" not in data:
+        problems.append("the search index does not reach the lessons")
+
+    # 6. Screenshots for a person to look at.
     args.screenshots.mkdir(parents=True, exist_ok=True)
     shots = [("index", root / "index.html"), ("lesson", lessons[min(7, len(lessons) - 1)] if lessons else None)]
     for name, page in shots:

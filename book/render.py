@@ -348,7 +348,12 @@ def main():
             text += reference_section(src, ch["slug"])
         (out / "pages" / f"{ch['slug']}.md").write_text(text)
         lessons.append(ch)
-    listing = "\n".join(f"- \\subpage lesson_{c['slug']}" for c in lessons)
+    # The lessons hang under a page of their own: Doxygen's sidebar leaves out the
+    # main page's subpages, and a reader wants them there, in order.
+    listing = "\n".join(f"- \\ref lesson_{c['slug']}" for c in lessons)
+    (out / "pages" / "lessons.md").write_text(
+        "# The lessons {#lessons}\n\nOne idea per chapter, in order.\n\n" +
+        "\n".join(f"- \\subpage lesson_{c['slug']}" for c in lessons) + "\n")
     main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
                            values, "book/mainpage.md")
     (out / "mainpage.md").write_text(main_page)
