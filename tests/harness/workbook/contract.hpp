@@ -8,6 +8,22 @@
 
 namespace workbook {
 
+//! What every launcher below may and may not do, in every chapter:
+//!
+//! - **Errors.** A launcher neither throws nor exits. A CUDA call that fails
+//!   leaves its error where the caller finds it (a failed launch in
+//!   `cudaGetLastError()`, a failed kernel at the next synchronization): the
+//!   harness checks both after every call, and poisons the outputs before it,
+//!   so a launch that never ran shows as a wrong or missing result. A launcher
+//!   need not check its own calls; one that does must not hide an error (by
+//!   clearing it with `cudaGetLastError()` and carrying on).
+//! - **State on the host.** A launcher runs on every call, so host work shows
+//!   at small n. It may keep one kind of state between calls: facts about the
+//!   device that do not change (the SM count, an occupancy lookup), cached per
+//!   device (`cudaGetDevice`), as the code given in chapter 11's stub does.
+//!   Nothing that depends on the input or on an earlier call's result; state
+//!   on the device lives in the workspace (full reductions).
+//!
 //! A block pass: reduce `in[0, n)` to one partial sum per block.
 //!
 //! Writes `partials[0, count)` and returns `count`, which must not exceed
