@@ -10,6 +10,7 @@
 // per call, timed back to back: 20 calls between one pair of events, divided
 // by 20, median of 15 such timings (a single call between its own events
 // would add the events' own cost, which dominates below 2^22).
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -40,6 +41,18 @@ struct Row {
   std::size_t n;
   double gbps;
 };
+
+// The driver's own version (580.159.04): the runtime knows only the CUDA version it supports.
+std::string driver_version() {
+  FILE* p = popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null", "r");
+  if (!p) return "unknown";
+  char buf[64] = {};
+  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+  pclose(p);
+  std::string v = got ? buf : "";
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  return v.empty() ? "unknown" : v;
+}
 
 }  // namespace
 
@@ -186,6 +199,7 @@ int main(int argc, char** argv) {
   const nlohmann::json device = {{"gpu", info.name},
                                  {"multiprocessors", info.multiprocessors},
                                  {"l2_mb", info.l2_bytes >> 20},
+                                 {"driver", driver_version()},
                                  {"driver_cuda", version_string(info.driver_version)},
                                  {"runtime_cuda", version_string(info.runtime_version)},
                                  {"date", date},
