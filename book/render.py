@@ -7,6 +7,19 @@ tables and plots, and the main page with the lessons in chapter order. An
 unknown token is an error: no number in the book is typed by hand.
 
   render.py --source <repo> --out <dir> [--edition student|instructor]
+  render.py --update-sources <repo>
+
+The lessons and the main page carry each figure written out, so that they read well as
+Markdown (on the repository page, in an editor), with a hidden marker naming where it
+comes from:
+
+  reaches <!--@@ladder:ceiling:gbps@@-->4313<!--@@end@@--> GB/s
+
+A token that renders to several lines (an ncu table, the list of lessons) has its markers
+on lines of their own, with a blank line either side of the block between them. A bare
+@@token@@ is still read, but --update-sources writes it in the marked form, and rewrites
+every marked value from the current results (running it twice changes nothing). Building
+the book replaces each marked or bare token with its value, markers and all.
 """
 import argparse
 import csv
@@ -19,6 +32,11 @@ import sys
 
 
 TOKEN = re.compile(r"@@([^@\s]+)@@")
+# A written figure: <!--@@name@@-->value<!--@@end@@-->, or a bare @@name@@ (not part of a
+# marker). Group 1/2: a marker's name and the value written in it; group 3: a bare token.
+END = "<!--@@end@@-->"
+WRITTEN = re.compile(r"<!--@@([^@\s]+)@@-->(.*?)" + re.escape(END) + r"|(?<!<!--)@@([^@\s]+)@@(?!-->)", re.S)
+BLOCK_TOKENS = ("ncu-table:", "lessons")
 
 
 def load(results):
@@ -187,16 +205,54 @@ def token_values(ladder, sweep, seed, device, ncu, runs, seed_run):
     return values
 
 
-def substitute(text, values, where, ncu=None, versions=None):
-    def one(m):
-        if m.group(1).startswith("ncu-table:") and ncu is not None:
-            _, chapters, rows = m.group(1).split(":")
-            return ncu_table(ncu[0], chapters.split(","), rows.split(","), versions)
-        if m.group(1) not in values:
-            sys.exit(f"{where}: unknown measurement token @@{m.group(1)}@@")
-        return values[m.group(1)]
+def render_token(name, values, where, ncu=None, versions=None):
+    if name.startswith("ncu-table:") and ncu is not None:
+        _, chapters, rows = name.split(":")
+        return ncu_table(ncu[0], chapters.split(","), rows.split(","), versions)
+    if name not in values:
+        sys.exit(f"{where}: unknown measurement token @@{name}@@")
+    return values[name]
 
-    return TOKEN.sub(one, text)
+
+def written_form(name, value):
+    """How a lesson carries a figure: the value, between markers GitHub's Markdown hides."""
+    if name.startswith(BLOCK_TOKENS) or "\n" in value:
+        return f"<!--@@{name}@@-->\n\n{value}\n\n{END}"
+    return f"<!--@@{name}@@-->{value}{END}"
+
+
+def _check_markers(text, where):
+    for m in re.finditer(r"<!--@@(?!end@@)[^@\s]+@@-->|" + re.escape(END), text):
+        line = text.count("\n", 0, m.start()) + 1
+        sys.exit(f"{where}:{line}: measurement marker {m.group(0)} without its other half")
+
+
+def substitute(text, values, where, ncu=None, versions=None):
+    """The page as the book shows it: every token, marked or bare, replaced by its value."""
+    out = WRITTEN.sub(lambda m: render_token(m.group(1) or m.group(3), values, where, ncu, versions), text)
+    _check_markers(out, where)
+    return out
+
+
+def update_text(text, values, where, ncu=None, versions=None):
+    """The source as it should be written: every token in its marked form with today's value."""
+    def one(m):
+        name = m.group(1) or m.group(3)
+        return written_form(name, render_token(name, values, where, ncu, versions))
+
+    out = WRITTEN.sub(one, text)
+    _check_markers(WRITTEN.sub("", out), where)
+    return out
+
+
+def written_figures(text):
+    """(line, name, value written or None for a bare token) for each figure in a source."""
+    for m in WRITTEN.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        if m.group(3):
+            yield line, m.group(3), None
+        else:
+            yield line, m.group(1), m.group(2)
 
 
 def pow2(n):
@@ -323,42 +379,81 @@ def reference_section(src, slug):
     return text
 
 
+class Book:
+    """The committed results, read once: what every token renders to."""
+
+    def __init__(self, src):
+        results = src / "book" / "results"
+        self.src = src
+        self.ladder, self.sweep, self.seed, self.device = load(results)
+        self.ncu = load_ncu(results)
+        self.manifest = json.load(open(src / "grader" / "manifest.json"))
+        self.versions = {c["slug"]: c["version"] for c in self.manifest["chapters"]}
+        self.runs = load_runs(results, self.ladder, self.sweep)
+        seed_run = json.load(open(results / "seed-kernels.json"))
+        self.values = token_values(self.ladder, self.sweep, self.seed, self.device, self.ncu, self.runs, seed_run)
+        self.lessons = [c for c in self.manifest["chapters"]
+                        if (src / "chapters" / c["slug"] / "lesson.md").exists()]
+        # The main page's list of lessons (@@lessons@@), in chapter order.
+        self.values["lessons"] = "\n".join(f"- \\ref lesson_{c['slug']}" for c in self.lessons)
+
+    def sources(self):
+        """Every page whose figures are written in: each chapter's lesson.md, and the main page."""
+        return sorted(self.src.glob("chapters/*/lesson.md")) + [self.src / "book" / "mainpage.md"]
+
+    def where(self, path):
+        return path.relative_to(self.src) if path.is_relative_to(self.src) else path
+
+    def substitute(self, path):
+        return substitute(path.read_text(), self.values, self.where(path), self.ncu, self.versions)
+
+    def updated(self, path):
+        return update_text(path.read_text(), self.values, self.where(path), self.ncu, self.versions)
+
+    def expected(self, name, path):
+        return render_token(name, self.values, self.where(path), self.ncu, self.versions)
+
+
+def update_sources(src):
+    book = Book(src)
+    for path in book.sources():
+        text = book.updated(path)
+        if text != path.read_text():
+            path.write_text(text)
+            print(f"updated {book.where(path)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--source", required=True, type=pathlib.Path)
-    ap.add_argument("--out", required=True, type=pathlib.Path)
+    ap.add_argument("--source", type=pathlib.Path)
+    ap.add_argument("--out", type=pathlib.Path)
     ap.add_argument("--edition", choices=["student", "instructor"], default="student")
+    ap.add_argument("--update-sources", type=pathlib.Path, metavar="REPO",
+                    help="write today's results into the lessons and the main page, in place")
     args = ap.parse_args()
+    if args.update_sources:
+        update_sources(args.update_sources.resolve())
+        return
+    if not args.source or not args.out:
+        ap.error("--source and --out are needed to build (or --update-sources REPO)")
     src, out = args.source, args.out
-    ladder, sweep, seed, device = load(src / "book" / "results")
-    ncu = load_ncu(src / "book" / "results")
-    manifest = json.load(open(src / "grader" / "manifest.json"))
-    versions = {c["slug"]: c["version"] for c in manifest["chapters"]}
-    runs = load_runs(src / "book" / "results", ladder, sweep)
-    seed_run = json.load(open(src / "book" / "results" / "seed-kernels.json"))
-    values = token_values(ladder, sweep, seed, device, ncu, runs, seed_run)
+    book = Book(src)
     (out / "pages").mkdir(parents=True, exist_ok=True)
-    lessons = []
-    for ch in manifest["chapters"]:
+    for ch in book.lessons:
         lesson = src / "chapters" / ch["slug"] / "lesson.md"
-        if not lesson.exists():
-            continue
-        text = substitute(lesson.read_text(), values, lesson, ncu, versions)
+        text = book.substitute(lesson)
         if args.edition == "instructor":
             text += reference_section(src, ch["slug"])
         (out / "pages" / f"{ch['slug']}.md").write_text(text)
-        lessons.append(ch)
     # The lessons hang under a page of their own: Doxygen's sidebar leaves out the
     # main page's subpages, and a reader wants them there, in order.
-    listing = "\n".join(f"- \\ref lesson_{c['slug']}" for c in lessons)
     (out / "pages" / "lessons.md").write_text(
         "# The lessons {#lessons}\n\nOne idea per chapter, in order.\n\n" +
-        "\n".join(f"- \\subpage lesson_{c['slug']}" for c in lessons) + "\n")
-    main_page = substitute((src / "book" / "mainpage.md").read_text().replace("@@lessons@@", listing),
-                           values, "book/mainpage.md")
-    (out / "mainpage.md").write_text(main_page)
-    (out / "results.md").write_text(results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manifest))
-    plots(ladder, sweep, device, out / "images")
+        "\n".join(f"- \\subpage lesson_{c['slug']}" for c in book.lessons) + "\n")
+    (out / "mainpage.md").write_text(book.substitute(src / "book" / "mainpage.md"))
+    (out / "results.md").write_text(results_page(book.ladder, book.sweep, book.seed, book.device, book.ncu,
+                                                 book.versions, book.runs, book.values, book.manifest))
+    plots(book.ladder, book.sweep, book.device, out / "images")
 
 
 if __name__ == "__main__":
