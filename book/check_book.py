@@ -118,6 +118,9 @@ def main():
             problems.append(f"{page.name}: the sidebar does not list {', '.join(missing)}")
         elif order != sorted(order):
             problems.append(f"{page.name}: the sidebar lists the lessons out of order")
+        heads = [nav.find(h) for h in ("The lessons", "Results", "API reference")]
+        if min(heads) < 0 or heads != sorted(heads):
+            problems.append(f"{page.name}: the sidebar is not the lessons, then the results, then the API reference")
 
     # 5. Search works offline: the search box is on the page and its index holds the lessons' titles.
     index = chromium(args.chromium, "--virtual-time-budget=8000", "--dump-dom", (root / "index.html").as_uri()).stdout
