@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "compile.hpp"
+#include "gpu.hpp"
 #include "session.hpp"
 #include "student.hpp"
 #include "text.hpp"
@@ -27,20 +28,15 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
   opt.only = {slug};
   opt.device_debug = debug.device_debug;
   // A build of its own: -G must not slow down the grading build.
-  if (opt.build_dir.empty() || given.build_dir.empty()) {
+  if (given.build_dir.empty()) {
     opt.build_dir = (fs::path(WORKBOOK_BINARY_DIR) / (debug.device_debug ? "debug-G" : "debug")).string();
   }
   std::vector<const workbook::ChapterSpec*> chosen = {manifest.find(slug)};
   std::string why;
-  const bool gpu = workbook::device_available(&why);
-  std::string architectures = WORKBOOK_CUDA_ARCHITECTURES;
-  std::replace(architectures.begin(), architectures.end(), ',', ';');
-  if (gpu) {
-    const workbook::DeviceInfo d = workbook::device_info();
-    architectures = fmt::format("{}{}-real", d.compute_major, d.compute_minor);
-  }
+  const std::vector<Gpu> gpus = find_gpus({0}, &why);  // the first visible GPU, as the tool uses it
+  const bool gpu = !gpus.empty();
   Session session(opt, manifest, chosen);
-  if (!session.prepare(1, architectures)) return 2;
+  if (!session.prepare(1, architectures(gpus))) return 2;
   std::vector<ChapterResult> results;
   compile_submissions(session, {SlotWork{0, opt.chapters_dir, session.build().log(slug), &results}});
   if (!results.front().status.empty()) {

@@ -5,12 +5,15 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+
+#include <cuda_runtime.h>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "run.hpp"
 #include "text.hpp"
+#include "workbook/device.hpp"
 #include "workbook/names.hpp"
 
 namespace fs = std::filesystem;
@@ -29,12 +32,6 @@ constexpr double kSilenceLimit = 15;
 int group_rank(const std::string& group) {
   const auto it = std::find(names::kGroups.begin(), names::kGroups.end(), group);
   return int(it - names::kGroups.begin());
-}
-
-std::string filter_of(const std::vector<std::string>& tests) {
-  std::string filter;
-  for (const std::string& t : tests) filter += (filter.empty() ? "" : ":") + t;
-  return filter;
 }
 
 std::optional<double> number(const TestRecord& t, const char* key) {
@@ -178,6 +175,41 @@ struct Alone {
 
 }  // namespace
 
+std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
+  std::vector<Gpu> gpus;
+  if (!workbook::device_available(why)) return gpus;
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  std::vector<std::string> visible;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) visible = split(v, ',');
+  for (int i = 0; i < count; ++i) {
+    if (!wanted.empty() && !std::count(wanted.begin(), wanted.end(), i)) continue;
+    if (cudaSetDevice(i) != cudaSuccess) continue;
+    const workbook::DeviceInfo d = workbook::device_info();
+    Gpu g;
+    g.index = i;
+    g.visible = i < static_cast<int>(visible.size()) ? visible[i] : std::to_string(i);
+    g.summary = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
+                              workbook::version_string(d.runtime_version)};
+    g.summary.compute_capability = d.compute_major * 10 + d.compute_minor;
+    gpus.push_back(g);
+  }
+  if (gpus.empty()) *why = "none of the GPUs asked for (--gpus) is visible";
+  return gpus;
+}
+
+std::string architectures(const std::vector<Gpu>& gpus) {
+  std::set<int> ccs;
+  for (const Gpu& g : gpus) ccs.insert(g.summary.compute_capability);
+  std::string list;
+  for (int cc : ccs) list += (list.empty() ? "" : ";") + fmt::format("{}-real", cc);
+  if (list.empty()) {
+    list = WORKBOOK_CUDA_ARCHITECTURES;
+    std::replace(list.begin(), list.end(), ',', ';');
+  }
+  return list;
+}
+
 void TimingGate::lock_shared() {
   std::unique_lock<std::mutex> l(m_);
   cv_.wait(l, [&] { return !exclusive_ && waiting_ == 0; });
@@ -212,7 +244,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
     const TestRun t = run_tests({session_.reference_executable(spec->slug), "--chapter=" + spec->slug,
-                                 "--subject=reference", "--gtest_filter=" + filter_of(session_.alone_tests())},
+                                 "--subject=reference", "--gtest_filter=" + gtest_filter(session_.alone_tests())},
                                 log, session_.limit(*spec), env());
     if (t.process.interrupted) return false;
     std::pair<std::optional<double>, std::optional<double>> m;
@@ -252,7 +284,7 @@ void GpuTester::run_shared(const std::string& exe, const std::string& log_dir, C
   {
     Shared shared(gate_);
     t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=-" + filter_of(session_.alone_tests())},
+                   "--gtest_filter=-" + gtest_filter(session_.alone_tests())},
                   log, session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
@@ -266,7 +298,7 @@ void GpuTester::run_alone(const std::string& exe, const std::string& log_dir, Ch
   {
     Alone alone(gate_);
     t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=" + filter_of(session_.alone_tests())},
+                   "--gtest_filter=" + gtest_filter(session_.alone_tests())},
                   log, session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "result.hpp"
 #include "session.hpp"
@@ -36,6 +37,15 @@ struct Gpu {
   std::string visible;       // CUDA_VISIBLE_DEVICES for its test processes
   DeviceSummary summary;
 };
+
+//! The GPUs to test on, as the grader's runtime sees them (`wanted`: indices,
+//! empty for all), each pinned for its test processes; empty, with `why`, when
+//! there is none.
+std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why);
+
+//! The CUDA architectures to build for (CMake's list): the GPUs' own, else
+//! the grader's build's.
+std::string architectures(const std::vector<Gpu>& gpus);
 
 class GpuTester {
  public:

@@ -10,12 +10,10 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include <unistd.h>
 
-#include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -28,7 +26,6 @@
 #include "session.hpp"
 #include "submissions.hpp"
 #include "text.hpp"
-#include "workbook/device.hpp"
 #include "workbook/names.hpp"
 
 namespace fs = std::filesystem;
@@ -50,44 +47,6 @@ std::string duration(double s) {
   if (s < 90) return fmt::format("{:.0f} s", s);
   if (s < 5400) return fmt::format("{:.0f} min", s / 60);
   return fmt::format("{:.1f} h", s / 3600);
-}
-
-// The GPUs to test on, as the grader's runtime sees them, each pinned for its
-// test processes; empty (with `why`) when there is none.
-std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
-  std::vector<Gpu> gpus;
-  if (!workbook::device_available(why)) return gpus;
-  int count = 0;
-  cudaGetDeviceCount(&count);
-  std::vector<std::string> visible;
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) visible = split(v, ',');
-  for (int i = 0; i < count; ++i) {
-    if (!wanted.empty() && !std::count(wanted.begin(), wanted.end(), i)) continue;
-    if (cudaSetDevice(i) != cudaSuccess) continue;
-    const workbook::DeviceInfo d = workbook::device_info();
-    Gpu g;
-    g.index = i;
-    g.visible = i < static_cast<int>(visible.size()) ? visible[i] : std::to_string(i);
-    g.summary = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
-                              workbook::version_string(d.runtime_version)};
-    g.summary.compute_capability = d.compute_major * 10 + d.compute_minor;
-    gpus.push_back(g);
-  }
-  if (gpus.empty()) *why = "none of the GPUs asked for (--gpus) is visible";
-  return gpus;
-}
-
-// The CUDA architectures to build for: the GPUs' own, else the grader's build's.
-std::string architectures(const std::vector<Gpu>& gpus) {
-  std::set<int> ccs;
-  for (const Gpu& g : gpus) ccs.insert(g.summary.compute_capability);
-  std::string list;
-  for (int cc : ccs) list += (list.empty() ? "" : ";") + fmt::format("{}-real", cc);
-  if (list.empty()) {
-    list = WORKBOOK_CUDA_ARCHITECTURES;
-    std::replace(list.begin(), list.end(), ',', ';');
-  }
-  return list;
 }
 
 // A submission between its build and its report.

@@ -43,10 +43,14 @@ std::vector<std::string> nvcc_architectures(const std::string& list) {
 
 }  // namespace
 
-std::string sanitizer_filter() {
+std::string gtest_filter(const std::vector<std::string>& tests) {
   std::string filter;
-  for (std::string_view t : names::kSanitizedTests) filter += (filter.empty() ? "" : ":") + std::string(t);
+  for (const std::string& t : tests) filter += (filter.empty() ? "" : ":") + t;
   return filter;
+}
+
+std::string sanitizer_filter() {
+  return gtest_filter({names::kSanitizedTests.begin(), names::kSanitizedTests.end()});
 }
 
 std::string find_tool(const std::string& name) {

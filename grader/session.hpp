@@ -64,6 +64,9 @@ class Session {
   std::vector<std::string> arch_flags_, shared_, alone_, sanitized_;
 };
 
+//! Tests as a GoogleTest filter ("a:b:c").
+std::string gtest_filter(const std::vector<std::string>& tests);
+
 //! The sanitized tests as a GoogleTest filter.
 std::string sanitizer_filter();
 
