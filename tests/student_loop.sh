@@ -4,7 +4,8 @@
 #   tests/student_loop.sh <grader> <source dir> <work dir>
 set -uo pipefail
 grader=$1 source=$2 work=$3
-rm -rf "$work" && mkdir -p "$work" && cp -r "$source/chapters" "$work/chapters"
+# A tree of a new path each run: progress (build/default/progress.json) is kept per tree.
+rm -rf "$work" && work="$work/run-$$" && mkdir -p "$work" && cp -r "$source/chapters" "$work/chapters"
 cd "$work"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
