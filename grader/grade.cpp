@@ -162,7 +162,7 @@ class Run {
                  why);
     }
     fmt::print("\n");
-    int status = kAllPassed;
+    bool merge_failed = false;
     if (!todo.empty()) {
       const int workers = std::max<int>(1, static_cast<int>(gpus_.size()));
       const int slots = class_mode ? std::min<int>(3 * workers + 2, static_cast<int>(todo.size())) : 1;
@@ -174,16 +174,15 @@ class Run {
         return interrupted() ? interrupted_status() : kCannotGrade;
       }
       fmt::print("\n");
-      status = pipeline(session, todo, slots);
+      pipeline(session, todo, slots);
     }
     if (class_mode && opt_.shards == 1 && !interrupted()) {
-      const int merged = merge_class(opt_.out_dir, manifest_, opt_.ids_file, chosen_slugs());
-      if (merged != 0) status = kCannotGrade;
+      merge_failed = merge_class(opt_.out_dir, manifest_, opt_.ids_file, chosen_slugs()) != 0;
     }
     if (interrupted()) return interrupted_status();
-    if (write_failed_) return kCannotGrade;
-    if (!gpus_.empty()) return any_failed_ ? kSomeFailed : status;
-    return kNotGraded;
+    if (write_failed_ || merge_failed) return kCannotGrade;  // a report that could not be written
+    if (gpus_.empty()) return kNotGraded;
+    return any_failed_ ? kSomeFailed : kAllPassed;
   }
 
  private:
@@ -250,7 +249,7 @@ class Run {
     return todo;
   }
 
-  int pipeline(Session& session, const std::vector<Submission>& todo, int slot_count) {
+  void pipeline(Session& session, const std::vector<Submission>& todo, int slot_count) {
     Slots slots(slot_count);
     ReadyQueue ready;
     start_ = Clock::now();
@@ -296,9 +295,7 @@ class Run {
     }
     ready.close();
     for (std::thread& w : workers) w.join();
-    if (opt_.submissions_dir.empty()) return kAllPassed;
-    finish_progress();
-    return kAllPassed;
+    if (!opt_.submissions_dir.empty()) finish_progress();
   }
 
   // Unpacks and finds each submission's tree, then compiles them all at once.
