@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The student's loop without a GPU: list, hints one step at a time, status,
-# reset (asks, keeps a backup), and a debug build that says it needs a GPU.
+# The student's loop: list, hints one step at a time, status, reset (asks, keeps a
+# backup), and a debug build that says it needs a GPU where there is none; with a GPU,
+# chapters 00-02 filled in and passed one by one, and the race detector on a racy 04.
 #   tests/student_loop.sh <grader> <source dir> <work dir>
 set -uo pipefail
 grader=$1 source=$2 work=$3
@@ -49,6 +50,26 @@ if [ $rc -eq 3 ]; then
   grep -q 'needs a CUDA device' d.txt || fail "debug without a GPU: $(tail -5 d.txt)"
 elif [ $rc -gt 1 ]; then
   fail "debug exited $rc: $(tail -10 d.txt)"
+fi
+
+# With a GPU: fill chapters 00 to 02 with working kernels, one at a time, as a student
+# would; each passes, status counts them done and names 03 next; the race detector on a
+# racy chapter 04 names the student's file and line.
+if [ $rc -ne 3 ]; then
+  g reset 0 --yes >/dev/null 2>&1
+  for c in 00_naive 01_divergence 02_bank_conflicts; do
+    cp "$source/solutions/$c/kernel.cu" "chapters/$c/kernel.cu"
+    g --chapter "$c" >"grade-$c.txt" 2>&1 || fail "a working $c did not pass: $(tail -15 grade-$c.txt)"
+  done
+  g status >s2.txt
+  for c in 00_naive 01_divergence 02_bank_conflicts; do
+    grep -Eq "^  $c +done +passed" s2.txt || fail "status does not show $c done: $(cat s2.txt)"
+  done
+  grep -q '3 of .* chapters done. Next: 03_idle_threads' s2.txt || fail "status after 00-02: $(tail -2 s2.txt)"
+  cp "$source/tests/submissions/faulty/04_last_warp/kernel.cu" chapters/04_last_warp/kernel.cu
+  g debug 4 --tool racecheck >d4.txt 2>&1
+  grep -Eq "$work/chapters/04_last_warp/kernel\.cu:[0-9]+" d4.txt ||
+    fail "racecheck on a racy 04 names no line of the student's file: $(grep -m5 -E 'hazard|kernel\.cu' d4.txt)"
 fi
 
 if [ $failures -eq 0 ]; then echo "student loop: all checks passed"; else echo "student loop: $failures checks failed"; fi
