@@ -36,6 +36,10 @@ struct Gpu {
   int index = -1;            // as the grader's CUDA runtime numbers the visible GPUs
   std::string visible;       // CUDA_VISIBLE_DEVICES for its test processes
   DeviceSummary summary;
+  //! The compute capability that decides which chapters it skips for their `requires`: its
+  //! own, or lower with WORKBOOK_COMPUTE_CAPABILITY=80 (the maintainers' check of that path on
+  //! a newer GPU). The build is always for its real architecture.
+  int requirement_cc = 0;
 };
 
 //! The GPUs to test on, as the grader's runtime sees them (`wanted`: indices,
@@ -68,6 +72,7 @@ class GpuTester {
   void sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
                 ChapterResult& r);
   std::map<std::string, std::string> env() const;
+  std::string unmet(const workbook::ChapterSpec& spec) const;
 
   Session& session_;
   Gpu gpu_;

@@ -48,7 +48,7 @@ std::string dump(const json& doc) {
 }
 
 bool quiet_status(const std::string& status) {
-  return status == st::kPassed || status == st::kNoGpu || status == st::kNotGraded;
+  return status == st::kPassed || status == st::kNoGpu || status == st::kNotGraded || st::is_skipped(status);
 }
 
 }  // namespace

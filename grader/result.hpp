@@ -8,6 +8,7 @@
 
 #include "static_checks.hpp"
 #include "workbook/manifest.hpp"
+#include "workbook/names.hpp"
 
 namespace grader {
 
@@ -39,7 +40,10 @@ struct ChapterResult {
   double points = 0;
   double seconds = 0;  // testing it on the GPU
   bool correct() const { return tests_total > 0 && tests_passed == tests_total; }
-  int max_points() const { return spec->correctness_points + spec->performance_points; }
+  //! A chapter skipped for a feature the GPU lacks counts for nothing, either way.
+  int max_points() const {
+    return workbook::names::status::is_skipped(status) ? 0 : spec->correctness_points + spec->performance_points;
+  }
 };
 
 struct DeviceSummary {

@@ -214,12 +214,13 @@ IdeaPattern parse_idea(const json& v, const std::string& where) {
 struct IncludePolicy {
   std::vector<fs::path> roots;  // canonical, longest first
   std::set<fs::path> exact;     // canonical files allowed by name
+  std::map<fs::path, std::string> refused_given;  // other chapters' given files -> why not here
   std::vector<fs::path> extra;  // canonical files or directories
   fs::path repo;                // for messages
   fs::path submission;          // for messages: paths as the student knows them
 };
 
-IncludePolicy include_policy(const Toolchain& tc) {
+IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std::string& slug) {
   IncludePolicy policy;
   for (const std::string& root : tc.include_roots) {
     if (!root.empty()) policy.roots.push_back(canonical_or_normal(fs::absolute(root)));
@@ -230,6 +231,20 @@ IncludePolicy include_policy(const Toolchain& tc) {
   const fs::path harness = canonical_or_normal(fs::absolute(tc.harness_dir));
   policy.exact.insert(harness / "workbook" / "chapter.cuh");
   policy.exact.insert(harness / "workbook" / "contract.hpp");
+  // Given code: the files the chapter's manifest entry lists under "given". Any other chapter's
+  // given file is an earlier chapter's answer and is refused with that reason, except to the
+  // references (a toolchain with extra_allowed), which share it.
+  const ChapterRules& chapter = chapter_rules(rules, slug);
+  for (const auto& [file, why] : rules.given_files) {
+    const fs::path path = canonical_or_normal(harness / file);
+    const bool given =
+        std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
+    if (given || !tc.extra_allowed.empty()) {
+      policy.exact.insert(path);
+    } else {
+      policy.refused_given[path] = why;
+    }
+  }
   for (const std::string& extra : tc.extra_allowed) {
     policy.extra.push_back(canonical_or_normal(fs::absolute(extra)));
   }
@@ -271,8 +286,8 @@ std::string shown_path(const IncludePolicy& policy, const fs::path& path) {
 }
 
 const char* const only_headers =
-    "a chapter may include only system headers, CUDA toolkit headers and "
-    "workbook/chapter.cuh";
+    "a chapter may include only system headers, CUDA toolkit headers, workbook/chapter.cuh and "
+    "the given code its entry in grader/manifest.json lists";
 
 // One included file: "" when allowed, else the refusal's reason. Library refusals are keyed by
 // pattern so that a library's hundreds of headers give one line.
@@ -295,6 +310,10 @@ Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std
   }
   const fs::path path = canonical_or_normal(lexical);
   if (policy.exact.count(path)) return {};
+  if (const auto given = policy.refused_given.find(path); given != policy.refused_given.end()) {
+    return {fmt::format("includes {}: {}", shown_path(policy, path), given->second), path.string(),
+            shown_path(policy, path)};
+  }
   for (const fs::path& extra : policy.extra) {
     if (is_under(path, extra)) return {};
   }
@@ -602,6 +621,8 @@ Rules load_rules(const std::string& manifest_path) {
   }
   const json& chapters = field(manifest, "chapters", "manifest");
   if (!chapters.is_array()) bad("chapters", "expected a list");
+  std::vector<std::string> order;                           // slugs in the manifest's order
+  std::map<std::string, std::size_t> first_given;           // given file -> first chapter's index
   for (std::size_t i = 0; i < chapters.size(); ++i) {
     const std::string where = fmt::format("chapters[{}]", i);
     const std::string slug = string_field(chapters[i], "slug", where);
@@ -615,7 +636,35 @@ Rules load_rules(const std::string& manifest_path) {
         chapter.idea.push_back(parse_idea(idea[k], fmt::format("{}.idea[{}]", where, k)));
       }
     }
+    if (chapters[i].contains("given")) {
+      chapter.given = string_list(chapters[i].at("given"), where + ".given");
+      for (std::size_t k = 0; k < chapter.given.size(); ++k) {
+        const std::string& file = chapter.given[k];
+        const fs::path rel(file);
+        bool parent = false;
+        for (const fs::path& part : rel) parent = parent || part == "..";
+        if (rel.is_absolute() || parent || file.rfind("workbook/", 0) != 0 ||
+            file == "workbook/chapter.cuh" || file == "workbook/contract.hpp") {
+          bad(fmt::format("{}.given[{}]", where, k),
+              "expected a header of the harness, workbook/<name> (not chapter.cuh or "
+              "contract.hpp, which every chapter may include), without ..");
+        }
+        first_given.emplace(file, order.size());
+      }
+    }
+    order.push_back(slug);
     rules.chapters[slug] = std::move(chapter);
+  }
+  // Given code is the answer of the chapter before the first that is given it.
+  for (const auto& [file, first] : first_given) {
+    rules.given_files[file] =
+        first == 0
+            ? fmt::format("{} is given code only to the chapters whose entry in "
+                          "grader/manifest.json lists it under \"given\"",
+                          file)
+            : fmt::format("{} is chapter {}'s answer; chapters from {} on get it as given code "
+                          "(\"given\" in grader/manifest.json), earlier chapters write their own",
+                          file, order[first - 1], order[first]);
   }
   return rules;
 }
@@ -667,7 +716,7 @@ std::vector<Refusal> check_includes(const Toolchain& tc, const Rules& rules,
   }
   remove_quietly(deps);
 
-  const IncludePolicy policy = include_policy(tc);
+  const IncludePolicy policy = include_policy(tc, rules, slug);
   const fs::path source_path = canonical_or_normal(fs::absolute(source));
   // One refusal per file, and one per library pattern, naming the library header the source
   // itself names if it is among them (cub/cub.cuh rather than a file that one includes), else

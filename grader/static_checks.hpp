@@ -3,7 +3,9 @@
 // What the grader can check itself, from the compiler's and binutils' own output:
 // - check_includes: every file the source includes (nvcc -M, the compiler's dependency output,
 //   for the host pass and the device pass of every architecture in the flags) is a system or CUDA
-//   toolkit header that is not a library reduction, or the workbook's chapter header;
+//   toolkit header that is not a library reduction, the workbook's chapter header, or a harness
+//   header the chapter's manifest entry lists under "given" (given code: the answer of an earlier
+//   chapter, such as chapter 07's block pass, workbook/block_pass.cuh, for chapters 08 on);
 // - check_object: every symbol the object uses is on the allow-lists, it defines no external
 //   symbol outside its anonymous namespace, and its host code has no system-call instruction;
 // - idea_notes: for the instructor only, whether the chapter's idea shows in the machine code.
@@ -21,8 +23,9 @@ struct Toolchain {
   std::string nm, objdump;                 // binutils
   std::string cuobjdump;                   // may be empty: then idea notes are not computed
   std::vector<std::string> include_roots;  // host compiler's implicit include dirs + CUDA include dirs
-  std::string harness_dir;                 // <repo>/tests/harness: only workbook/chapter.cuh and
-                                           // workbook/contract.hpp in it may be included
+  std::string harness_dir;                 // <repo>/tests/harness: only workbook/chapter.cuh,
+                                           // workbook/contract.hpp and the chapter's "given"
+                                           // files in it may be included
   std::vector<std::string> compile_flags;  // the build's flags for this file: -std=c++17
                                            // -I<harness> -DWORKBOOK_SUBJECT=... -DWORKBOOK_CHAPTER=...
                                            // and the build's architectures (-gencode ...): the
@@ -34,7 +37,11 @@ struct Toolchain {
 
   // Additions to the interface (defaults fit the grader):
   std::vector<std::string> extra_allowed;  // further files or directories that may be included
-                                           // (the references' solutions/common; never a learner's)
+                                           // (the references' solutions/common; never a learner's).
+                                           // A toolchain that has any is the references': it may
+                                           // also include every chapter's "given" files (chapter
+                                           // 07's reference includes its own block pass through
+                                           // solutions/common)
   double preprocess_timeout_s = 60;        // `#include "/dev/zero"` or a FIFO ends here
   long preprocess_memory_mib = 4096;       // address-space limit of the preprocessor (ulimit -v)
   double tool_timeout_s = 120;             // nm, objdump, cuobjdump
@@ -68,6 +75,7 @@ struct IdeaPattern {
 struct ChapterRules {
   std::vector<std::string> symbols;  // undefined symbols this chapter may use beyond the global list
   std::vector<IdeaPattern> idea;
+  std::vector<std::string> given;    // harness headers it may include ("workbook/block_pass.cuh")
 };
 
 //! The trust rules, read from grader/manifest.json.
@@ -77,10 +85,15 @@ struct Rules {
   std::vector<std::string> allowed_definitions;  // external definitions nvcc emits
   std::vector<SymbolReason> refused_symbols;     // the reason shown for an unlisted symbol
   std::map<std::string, ChapterRules> chapters;  // by slug
+  //! Every chapter's "given" file, with the reason a chapter that does not list it may not
+  //! include it: it is the answer of the chapter before the first (in the manifest's order) that
+  //! lists it.
+  std::map<std::string, std::string> given_files;
 };
 
-//! Reads "trust" and each chapter's "symbols" and "idea"; throws std::runtime_error naming the
-//! field that is missing or malformed (an unknown idea pattern kind is an error).
+//! Reads "trust" and each chapter's "symbols", "idea" and "given"; throws std::runtime_error
+//! naming the field that is missing or malformed (an unknown idea pattern kind is an error, and so
+//! is a "given" file that is not a workbook/ header of the harness).
 Rules load_rules(const std::string& manifest_path);
 
 //! check: "include", "symbol", "syscall", "preprocess"; reason: one line, naming the file or symbol.

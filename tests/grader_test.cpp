@@ -205,6 +205,31 @@ TEST(Reports, TheRecordOfOneSubmission) {
   EXPECT_FALSE(report_document(run)["complete"].get<bool>());
 }
 
+// A chapter this GPU cannot run (its manifest entry requires sm_90, the GPU is older) is
+// skipped: complete, not failed, and its points count neither way.
+TEST(Reports, ASkippedChapterCountsForNothing) {
+  const workbook::Manifest manifest = three_chapters();
+  GradingRun run;
+  run.id = "ampere";
+  run.graded = true;
+  run.device = DeviceSummary{"NVIDIA A100", 108, "13.0", "13.0", 80};
+  ChapterResult passed, skipped;
+  passed.spec = &manifest.chapters[0];
+  passed.status = "passed";
+  passed.tests_passed = passed.tests_total = 5;
+  passed.points = 10;
+  skipped.spec = &manifest.chapters[1];
+  skipped.status = std::string(workbook::names::status::kSkippedNeeds) + "sm_90";
+  EXPECT_TRUE(workbook::names::status::is_skipped(skipped.status));
+  EXPECT_FALSE(workbook::names::status::is_skipped("passed"));
+  run.chapters = {passed, skipped};
+  const nlohmann::json doc = report_document(run);
+  EXPECT_TRUE(doc["complete"].get<bool>());
+  EXPECT_EQ(doc["points"], 10);
+  EXPECT_EQ(doc["max_points"], 10) << "a skipped chapter's points are not counted";
+  EXPECT_EQ(doc["chapters"][1]["status"], "skipped: needs sm_90");
+}
+
 TEST(Submissions, FoundNamedAndSliced) {
   const workbook::Manifest manifest = three_chapters();
   const fs::path dir = scratch("class");

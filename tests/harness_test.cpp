@@ -183,6 +183,34 @@ TEST(Manifest, RefusesAHintForAnUnknownGroup) {
   }
 }
 
+// `requires`: a chapter needing sm_90 is skipped on an sm_80 GPU and runs on sm_90 and later;
+// a feature the loader does not know is refused, so a typo cannot silently skip nothing.
+TEST(Manifest, RequirementsSkipOnlyWhereTheGpuLacksThem) {
+  ChapterSpec hopper;
+  hopper.requires_features = {"sm_90"};
+  EXPECT_EQ(unmet_requirement(hopper, 80, true), "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, 89, true), "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, 90, true), "");
+  EXPECT_EQ(unmet_requirement(hopper, 100, true), "");
+  ChapterSpec cooperative;
+  cooperative.requires_features = {"cooperative_launch"};
+  EXPECT_EQ(unmet_requirement(cooperative, 90, false), "cooperative_launch");
+  EXPECT_EQ(unmet_requirement(cooperative, 90, true), "");
+
+  const std::string path = testing::TempDir() + "manifest_unknown_feature.json";
+  std::ofstream(path) << R"({"chapters": [{"slug": "13_x", "version": "13", "title": "t", "kind": "full",
+    "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
+    "requires": ["hopper"], "hints": {},
+    "steps": [{"hint": "a nudge", "lesson": "The idea"},
+              {"hint": "more", "lesson": "What to write"}]}]})";
+  try {
+    load_manifest(path);
+    ADD_FAILURE() << "an unknown feature in requires was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("hopper"), std::string::npos) << e.what();
+  }
+}
+
 // The `## ` headings of a lesson, without the marker; empty if the file cannot be read.
 std::set<std::string> lesson_sections(const std::filesystem::path& lesson) {
   std::set<std::string> sections;

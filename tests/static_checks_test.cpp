@@ -37,8 +37,9 @@ using namespace grader;
 namespace {
 
 const fs::path kSourceDir = WORKBOOK_SOURCE_DIR;
-// One architecture keeps the compiles short; the grader passes the build's own list.
-const std::vector<std::string> kArchFlags = {"-arch=sm_80"};
+// One architecture keeps the compiles short (the grader passes the build's own list): sm_90,
+// where the chapters that require it (clusters, PDL) compile their idea rather than a trap.
+const std::vector<std::string> kArchFlags = {"-arch=sm_90"};
 
 fs::path work_root() {
   static const fs::path root = [] {
@@ -432,6 +433,61 @@ TEST(StaticChecks, LoadRulesNamesTheBadField) {
     auto m = manifest;
     m["trust"]["refused_includes"][0]["pattern"] = "/usr/include/cub/";
     expect_error(m, "trust.refused_includes[0].pattern");
+  }
+  {
+    auto m = manifest;
+    m["chapters"][9]["given"] = {"workbook/block_pass.cuh", "../solutions/common/vectorized_pass.cuh"};
+    expect_error(m, "chapters[9].given[1]");
+  }
+  {
+    auto m = manifest;
+    m["chapters"][9]["given"] = {"workbook/chapter.cuh"};
+    expect_error(m, "chapters[9].given[0]");
+  }
+}
+
+// Given code (a manifest entry's "given"): chapter 07's block pass, workbook/block_pass.cuh, is
+// chapter 07's answer, so 07 and the chapters before it may not include it; 08 on may, and so
+// may the references (which share it through solutions/common).
+TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
+  const std::string file = "workbook/block_pass.cuh";
+  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "tests" / "harness" / file));
+  ASSERT_EQ(rules().given_files.count(file), 1u);
+  const std::string text =
+      "#include \"workbook/chapter.cuh\"\n#include \"workbook/block_pass.cuh\"\n"
+      "namespace { using namespace workbook::block_pass; }\n";
+  auto check = [&](const std::string& slug, bool reference) {
+    const fs::path dir = work_root() / "given" / (reference ? "reference" : "learner") / slug;
+    fs::create_directories(dir);
+    write(dir / "kernel.cu", text);
+    Toolchain tc = toolchain(slug, reference ? "reference" : "learner",
+                             work_root() / "given-work" / (reference ? "reference" : "learner"));
+    if (reference) {
+      tc.extra_allowed = {(kSourceDir / "solutions" / "common").string()};
+    } else {
+      tc.submission_dir = dir.parent_path().string();
+    }
+    return check_includes(tc, rules(), slug, (dir / "kernel.cu").string());
+  };
+
+  for (const std::string slug : {"07_vectorized", "00_naive"}) {
+    const std::vector<Refusal> r = check(slug, false);
+    ASSERT_EQ(r.size(), 1u) << slug << ":" << joined(r);
+    EXPECT_EQ(r[0].check, "include");
+    EXPECT_NE(r[0].reason.find("includes tests/harness/workbook/block_pass.cuh: "
+                               "workbook/block_pass.cuh is chapter 07_vectorized's answer; "
+                               "chapters from 08_host_finish on get it as given code"),
+              std::string::npos)
+        << r[0].reason;
+  }
+  EXPECT_TRUE(check("09_two_pass", false).empty()) << joined(check("09_two_pass", false));
+  // Chapter 07's reference includes its own block pass through solutions/common.
+  EXPECT_TRUE(check("07_vectorized", true).empty()) << joined(check("07_vectorized", true));
+
+  // The manifest says which chapters: 08 to 12, and none before.
+  for (const auto& [slug, chapter] : rules().chapters) {
+    const bool given = std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
+    EXPECT_EQ(given, slug >= "08_host_finish") << slug;
   }
 }
 

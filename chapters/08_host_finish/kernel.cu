@@ -1,48 +1,42 @@
 // Chapter 08: the whole sum, with the last step on the host.
 // Differs from chapter 07: the partials are copied to pinned host memory, added there, and the
 // total is copied back to *out: a round trip through the host, while the GPU waits.
-// Bring over your chapter 07 block pass, then write the host finish at the end of `reduce`.
+// The block pass of chapter 07 is given (workbook/block_pass.cuh); write the host finish at the
+// end of `reduce`.
 // Check it: `grader/grade --chapter 08_host_finish`
 #include "workbook/chapter.cuh"
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <mutex>
 
 #include <cuda_runtime.h>
 
+#include "workbook/block_pass.cuh"  // given: chapter 07's block pass
+
 namespace {
 
-// Policy: the block pass of chapter 07.
-constexpr unsigned threads_per_block = 256;
-constexpr unsigned loads_in_flight = 4;  // float4 loads issued per thread before the adds
-static_assert(loads_in_flight >= 1, "every thread keeps at least one load in flight");
+using namespace workbook::block_pass;
 
-// TODO: bring over warp_reduce_sum and block_reduce_sum from your chapter 07.
-
-// in[0, head) and in[tail_begin, n) are scalars; body[0, body_vectors) is in[head, tail_begin)
-// seen as float4. Block b writes partials[b].
+// The block pass of chapter 07 (given): block b writes partials[b].
 __global__ void __launch_bounds__(threads_per_block)
     reduce_vectorized(const float* in, std::size_t n, std::size_t head, const float4* body,
                       std::size_t body_vectors, std::size_t tail_begin, float* partials) {
-  // TODO: bring over the body of reduce_vectorized from your chapter 07.
+  const float v =
+      block_reduce_sum(thread_sum_of_input(in, n, head, body, body_vectors, tail_begin));
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = v;
+  }
 }
 
-// The number of blocks for n elements. workspace_bytes(n) needs it too, so it depends on n
-// alone, not on the alignment of `in`.
-std::size_t grid_blocks(std::size_t n) {
-  // TODO: as in chapter 07, the blocks that fit at once (SM count x blocks per SM from
-  //       cudaOccupancyMaxActiveBlocksPerMultiprocessor for reduce_vectorized), but no more than
-  //       one round of loads per thread needs, ceil(n / (threads_per_block * loads_in_flight *
-  //       4)), and at least 1.
-  (void)n;
-  return 1;
+// The number of blocks, and so of partials, for n elements (chapter 07's grid, from n alone).
+std::size_t partial_count(std::size_t n) {
+  return grid_blocks(n, resident_blocks<reduce_vectorized>());
 }
 
 // Workspace: the partials, one float per block.
 std::size_t workspace_bytes(std::size_t n) {
-  return n == 0 ? 0 : grid_blocks(n) * sizeof(float);
+  return n == 0 ? 0 : partial_count(n) * sizeof(float);
 }
 
 //! [pinned_staging]
@@ -62,16 +56,11 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
     return;
   }
 
-  // TODO: split [0, n) into a scalar head, a float4 body and a scalar tail, as in chapter 07.
-  const std::size_t head = 0;
-  const std::size_t body_vectors = 0;
-  const std::size_t tail_begin = 0;
-  const auto* body = reinterpret_cast<const float4*>(in + head);
-
-  const std::size_t blocks = grid_blocks(n);
+  const Split s = split_at_16_bytes(in, n);
+  const std::size_t blocks = partial_count(n);
   auto* partials = static_cast<float*>(workspace);
   reduce_vectorized<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(
-      in, n, head, body, body_vectors, tail_begin, partials);
+      in, n, s.head, s.body, s.body_vectors, s.tail_begin, partials);
 
   //! [host_finish]
   static PinnedStaging staging;

@@ -1,5 +1,6 @@
 #include "workbook/manifest.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <fstream>
 #include <stdexcept>
@@ -58,6 +59,26 @@ std::vector<ChapterSpec::HintStep> load_steps(const nlohmann::json& chapter,
 
 }  // namespace
 
+namespace {
+
+// "sm_90" -> 90; 0 for anything else.
+int required_compute_capability(const std::string& feature) {
+  if (feature.size() < 5 || feature.compare(0, 3, "sm_") != 0) return 0;
+  if (!std::all_of(feature.begin() + 3, feature.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return std::stoi(feature.substr(3));
+}
+
+}  // namespace
+
+std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, bool cooperative_launch) {
+  for (const std::string& feature : spec.requires_features) {
+    if (feature == "cooperative_launch" && !cooperative_launch) return feature;
+    const int cc = required_compute_capability(feature);
+    if (cc > 0 && compute_capability < cc) return feature;
+  }
+  return "";
+}
+
 Manifest load_manifest(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw std::runtime_error(fmt::format("cannot open the manifest {}", path));
@@ -76,6 +97,19 @@ Manifest load_manifest(const std::string& path) {
       spec.timeout_s = c.at("timeout_s").get<int>();
       spec.deterministic = c.value("deterministic", true);
       spec.requires_features = c.value("requires", std::vector<std::string>{});
+      for (const std::string& feature : spec.requires_features) {
+        if (feature != "cooperative_launch" && required_compute_capability(feature) == 0) {
+          throw std::runtime_error(fmt::format(
+              "chapter {}: requires '{}', which is neither cooperative_launch nor sm_NN", spec.slug, feature));
+        }
+      }
+      spec.given = c.value("given", std::vector<std::string>{});
+      for (const std::string& file : spec.given) {
+        if (file.rfind("workbook/", 0) != 0 || file.find("..") != std::string::npos) {
+          throw std::runtime_error(fmt::format(
+              "chapter {}: given '{}' is not a harness header workbook/<name>", spec.slug, file));
+        }
+      }
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
       if (spec.kind != "block_pass" && spec.kind != "full") {
         throw std::runtime_error(fmt::format("chapter {}: kind must be block_pass or full", spec.slug));

@@ -20,8 +20,14 @@ struct ChapterSpec {
   int timeout_s = 0;  // for the chapter's whole test process
   //! Same input, same bits, every run (false where atomics order the adds).
   bool deterministic = true;
-  //! Device features the chapter needs, e.g. "cooperative_launch".
+  //! Device features the chapter needs: "cooperative_launch", or "sm_90" (a compute
+  //! capability of at least 9.0). A GPU without one skips the chapter: its tests
+  //! skip, and the grader reports "skipped: needs sm_90", never failed.
   std::vector<std::string> requires_features;
+  //! Harness headers the chapter's kernel.cu may include as given code ("workbook/block_pass.cuh":
+  //! chapter 07's block pass, given from chapter 08 on). The grader refuses them to every chapter
+  //! that does not list them (grader/static_checks.cpp).
+  std::vector<std::string> given;
   std::map<std::string, std::string> hints;  // test suite -> hint
   //! Hints shown one at a time to a student who asks, from a nudge to nearly the answer (two or
   //! three); each names the `## ` section of the chapter's lesson.md that explains it.
@@ -35,6 +41,9 @@ struct Manifest {
   std::vector<ChapterSpec> chapters;
   const ChapterSpec* find(const std::string& slug) const;
 };
+
+//! The first of the chapter's `requires` a device lacks ("" when it has them all).
+std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, bool cooperative_launch);
 
 //! Reads and validates the manifest; throws std::runtime_error naming the
 //! file and the field on any problem.
