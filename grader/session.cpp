@@ -160,28 +160,38 @@ bool Session::prepare(int slots, const std::string& architectures) {
   }
   fmt::print("done ({:.0f} s)\n", h.seconds);
   if (chosen_.empty()) return true;
-  // The tests a chapter process must report, from a process that holds no learner code.
-  const std::string exe = reference_executable(chosen_.front()->slug);
+  // The tests each chapter process must report, from a process that holds no learner code.
+  tests_.clear();
+  for (const workbook::ChapterSpec* spec : chosen_) {
+    if (!list_chapter_tests(spec->slug)) return false;
+  }
+  return true;
+}
+
+bool Session::list_chapter_tests(const std::string& slug) {
+  const std::string exe = reference_executable(slug);
   std::vector<std::string> all;
+  TestLists lists;
   try {
-    all = list_tests(exe, "", build_.log("tests.list"));
-    sanitized_ = list_tests(exe, sanitizer_filter(), build_.log("sanitized.list"));
+    all = list_tests(exe, "", build_.log(slug + ".tests.list"));
+    lists.sanitized = list_tests(exe, sanitizer_filter(), build_.log(slug + ".sanitized.list"));
   } catch (const std::exception& e) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return false;
   }
-  shared_.clear();
-  alone_.clear();
-  for (const std::string& t : all) (names::needs_the_gpu_alone(names::group_of(t)) ? alone_ : shared_).push_back(t);
-  const bool timed = std::any_of(alone_.begin(), alone_.end(), [](const std::string& t) {
+  for (const std::string& t : all) {
+    (names::needs_the_gpu_alone(names::group_of(t)) ? lists.alone : lists.shared).push_back(t);
+  }
+  const bool timed = std::any_of(lists.alone.begin(), lists.alone.end(), [](const std::string& t) {
     return !names::is_correctness_group(names::group_of(t));
   });
-  if (sanitized_.size() != names::kSanitizedTests.size() || !timed) {
+  if (lists.sanitized.size() != names::kSanitizedTests.size() || !timed) {
     fmt::print(stderr, "grader: {} of the {} sanitized tests in workbook/names.hpp exist in the "
-               "chapter tests, and {} timed test; the names and the tests disagree\n",
-               sanitized_.size(), names::kSanitizedTests.size(), timed ? "a" : "no");
+               "tests of {}, and {} timed test; the names and the tests disagree\n",
+               lists.sanitized.size(), names::kSanitizedTests.size(), slug, timed ? "a" : "no");
     return false;
   }
+  tests_[slug] = std::move(lists);
   return true;
 }
 

@@ -3,6 +3,7 @@
 // submission's kernel.cu files are copied and compiled.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,13 @@ class Session {
   static std::string slot_test_target(int slot, const std::string& slug);
   std::string reference_executable(const std::string& slug) const;
 
-  //! The tests every chapter process must report: those run beside other test
-  //! processes, those run with the GPU to themselves (the timed test, the
-  //! largest input), and those that also run under compute-sanitizer.
-  const std::vector<std::string>& shared_tests() const { return shared_; }
-  const std::vector<std::string>& alone_tests() const { return alone_; }
-  const std::vector<std::string>& sanitized_tests() const { return sanitized_; }
+  //! The tests a chapter's process must report, listed from that chapter's reference (a
+  //! chapter with a tuned launcher has more): those run beside other test processes, those run
+  //! with the GPU to themselves (the timed test, the largest input), and those that also run
+  //! under compute-sanitizer. `slug` is one of the chosen chapters.
+  const std::vector<std::string>& shared_tests(const std::string& slug) const { return tests_.at(slug).shared; }
+  const std::vector<std::string>& alone_tests(const std::string& slug) const { return tests_.at(slug).alone; }
+  const std::vector<std::string>& sanitized_tests(const std::string& slug) const { return tests_.at(slug).sanitized; }
 
   const std::vector<const workbook::ChapterSpec*>& chosen() const { return chosen_; }
   const Options& options() const { return opt_; }
@@ -61,7 +63,12 @@ class Session {
   int lock_fd_ = -1;
   Toolchain tools_;
   Rules rules_;
-  std::vector<std::string> arch_flags_, shared_, alone_, sanitized_;
+  struct TestLists {
+    std::vector<std::string> shared, alone, sanitized;
+  };
+  bool list_chapter_tests(const std::string& slug);
+  std::vector<std::string> arch_flags_;
+  std::map<std::string, TestLists> tests_;  // by chapter slug
 };
 
 //! Tests as a GoogleTest filter ("a:b:c").

@@ -20,7 +20,7 @@
   namespace {                                                                      \
   const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{   \
       WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::block_pass,     \
-      &(launcher), nullptr, nullptr});                                             \
+      &(launcher), nullptr, nullptr, nullptr});                                    \
   }                                                                                \
   static_assert(true, "")
 
@@ -29,6 +29,22 @@
   namespace {                                                                      \
   const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{   \
       WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::full, nullptr,  \
-      &(reduce_fn), &(workspace_fn)});                                             \
+      &(reduce_fn), &(workspace_fn), nullptr});                                    \
+  }                                                                                \
+  static_assert(true, "")
+
+//! The last line of a full chapter whose launcher takes its grid as a parameter (contract.hpp,
+//! Launch): `WORKBOOK_TUNED_REDUCE(reduce_tuned, workspace_bytes);`. The plain reduction is
+//! `reduce_tuned(..., Launch{})`, the chapter's own grid; the chapter's tests also call it with
+//! grids of their own choosing.
+#define WORKBOOK_TUNED_REDUCE(tuned_fn, workspace_fn)                               \
+  namespace {                                                                      \
+  void workbook_default_reduce(const float* in, std::size_t n, float* out,          \
+                               void* workspace, cudaStream_t stream) {              \
+    (tuned_fn)(in, n, out, workspace, stream, ::workbook::Launch{});                \
+  }                                                                                \
+  const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{   \
+      WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::full, nullptr,  \
+      &workbook_default_reduce, &(workspace_fn), &(tuned_fn)});                    \
   }                                                                                \
   static_assert(true, "")

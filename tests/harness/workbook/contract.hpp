@@ -45,6 +45,28 @@ using FullReduceFn = void (*)(const float* in, std::size_t n, float* out, void* 
                               cudaStream_t stream);
 using WorkspaceBytesFn = std::size_t (*)(std::size_t n);
 
+//! The grid of a tuned full reduction: `blocks` blocks of `threads` threads; 0 leaves that
+//! number to the chapter (what its plain `reduce` launches).
+struct Launch {
+  unsigned blocks = 0;
+  unsigned threads = 0;
+};
+
+//! What a tuned launcher must accept: every `blocks` in [1, kMaxTunedBlocks] and every
+//! `threads` in [kMinTunedThreads, kMaxTunedThreads] that is a multiple of kTunedThreadsStep,
+//! either one 0 for the chapter's own choice; for any n, in one workspace of
+//! `workspace_bytes(n)` bytes (which therefore covers kMaxTunedBlocks blocks).
+inline constexpr unsigned kMaxTunedBlocks = 4096;
+inline constexpr unsigned kMinTunedThreads = 64;
+inline constexpr unsigned kMaxTunedThreads = 1024;
+inline constexpr unsigned kTunedThreadsStep = 64;
+
+//! A full reduction whose grid the caller may choose: the same contract as FullReduceFn, with
+//! `launch` in the ranges above. A chapter that promises the same result bits for every grid
+//! (chapter 15) registers one, and the tests call it with several grids and compare the bits.
+using TunedReduceFn = void (*)(const float* in, std::size_t n, float* out, void* workspace,
+                               cudaStream_t stream, Launch launch);
+
 enum class ChapterKind { block_pass, full };
 
 //! The room the harness gives a block pass's partials for `n` elements.
@@ -64,6 +86,7 @@ struct Entry {
   BlockPassFn block_pass;
   FullReduceFn reduce;
   WorkspaceBytesFn workspace_bytes;
+  TunedReduceFn tuned = nullptr;  // a full reduction that takes its grid as a parameter, or null
 };
 
 //! Adds an entry to the process-wide registry; returns true so it can

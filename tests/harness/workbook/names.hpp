@@ -12,9 +12,10 @@
 namespace workbook::names {
 
 //! The test groups, in the order failures are listed: smallest, most telling first.
-inline constexpr std::array<std::string_view, 10> kGroups = {
-    "Empty",     "ExactSums",  "RandomSums", "MisalignedInput", "HugeInput",
-    "Repeatable", "Workspace", "Streams",    "Sanitizer",       "Bandwidth"};
+//! Accuracy and Reproducible exist only for a chapter with a tuned launcher (chapter 15).
+inline constexpr std::array<std::string_view, 12> kGroups = {
+    "Empty",      "ExactSums",    "RandomSums", "Accuracy",  "MisalignedInput", "HugeInput",
+    "Repeatable", "Reproducible", "Workspace",  "Streams",   "Sanitizer",       "Bandwidth"};
 
 //! Groups that are correctness tests (everything but the bandwidth measurement).
 constexpr bool is_correctness_group(std::string_view group) { return group != "Bandwidth"; }
@@ -75,6 +76,10 @@ inline constexpr std::string_view kNoGpu = "not graded: no GPU";  // built and c
 inline constexpr std::string_view kMissing = "missing";
 inline constexpr std::string_view kInterrupted = "interrupted";
 inline constexpr std::string_view kNotGraded = "not graded";  // the run was interrupted before it
+//! The start of "skipped: needs sm_90": the GPU lacks a feature the chapter requires;
+//! its points do not count.
+inline constexpr std::string_view kSkippedNeeds = "skipped: needs ";
+constexpr bool is_skipped(std::string_view s) { return s.substr(0, kSkippedNeeds.size()) == kSkippedNeeds; }
 }  // namespace status
 
 }  // namespace workbook::names

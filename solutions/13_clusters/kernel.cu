@@ -1,0 +1,261 @@
+// Chapter 13: clusters: the blocks of a cluster add their sums in distributed shared memory.
+// Differs from chapter 11: the grid is launched in clusters of up to 8 blocks (a launch
+// attribute, so the size is chosen at run time), which the hardware runs at the same time on
+// one GPC. Each block stores its sum straight into the shared memory of its cluster's first
+// block (rank 0) through distributed shared memory (cluster.map_shared_rank); after the cluster
+// barrier (cluster.sync()), rank 0 adds the cluster's sums in rank order, and only that one value
+// leaves the cluster: rank 0 writes it as the cluster's partial and takes chapter 11's ticket.
+// The cluster that draws the last ticket adds the cluster partials in index order and writes
+// *out. So 8x fewer partials, fences and atomics than chapter 11, still one launch, no memset,
+// and the result is bitwise repeatable. The launch also asks for Hopper's other cross-grid
+// feature, programmatic dependent launch (chapter 14), so back-to-back calls overlap their
+// launches. Needs compute capability 9.0 (Hopper) or later.
+#include "workbook/chapter.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <utility>
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include "../common/vectorized_pass.cuh"
+
+namespace {
+
+namespace cg = cooperative_groups;
+
+using namespace vectorized_pass;
+
+// Policy: blocks per cluster. 8 is the largest size every cluster-capable GPU must accept (the
+// portable limit); H100 and H200 accept 16 once the kernel opts in to non-portable sizes (the
+// launcher below does that for any size above 8). The kernel reads the size at run time, so this
+// is the only line to change to try 1, 2, 4 or 16. A power of two, at most max_cluster_blocks.
+// (Which size is fastest on the H200: not measured yet.)
+constexpr unsigned cluster_blocks = 8;
+constexpr unsigned portable_cluster_blocks = 8;
+constexpr unsigned max_cluster_blocks = 16;  // the non-portable limit of H100/H200
+static_assert(cluster_blocks >= 1 && cluster_blocks <= max_cluster_blocks &&
+                  (cluster_blocks & (cluster_blocks - 1)) == 0,
+              "a power of two the hardware accepts");
+static_assert(max_cluster_blocks <= warp_size, "one warp adds up a cluster's block sums");
+
+// Workspace: the ticket counter at offset 0, one partial per cluster from a 16-byte offset, as
+// in chapter 11 (the counter's place does not depend on n).
+constexpr std::size_t partials_offset_bytes = 16;
+static_assert(partials_offset_bytes >= sizeof(unsigned) && partials_offset_bytes % 16 == 0,
+              "the counter fits before the partials, which stay 16-byte aligned");
+
+// Launched in clusters (the launch attribute cudaLaunchAttributeClusterDimension). Every block
+// reduces its share to a block sum and stores it into block_sums[rank] of its cluster's rank-0
+// block; rank 0 adds them, writes partials[cluster] and takes a ticket; the last cluster's rank 0
+// adds the partials and writes *out. A grid of one cluster writes *out directly and needs no
+// workspace (partials and counter are then null).
+__global__ void __launch_bounds__(threads_per_block)
+    reduce_clusters(const float* in, std::size_t n, std::size_t head, const float4* body,
+                    std::size_t body_vectors, std::size_t tail_begin, float* partials,
+                    unsigned* counter, float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Chapter 14's programmatic dependent launch: this grid may start while the call before it on
+  // the stream is still finishing (the launcher asks for it). Wait for that grid to complete
+  // before touching memory, then let the next call's grid be launched in turn: back to back,
+  // each call's launch and start-up hide behind the one before.
+  cudaGridDependencySynchronize();
+  cudaTriggerProgrammaticLaunchCompletion();
+
+  const cg::cluster_group cluster = cg::this_cluster();
+  const unsigned tid = threadIdx.x;
+
+  // Distributed shared memory may only be touched once every block of the cluster is running.
+  // The cluster barrier is split in two halves: arrive now, wait after the block pass. The blocks
+  // were launched together, so by then the wait should find every block arrived long ago; it
+  // still proves that the rank-0 block exists before anyone stores into its shared memory.
+  auto started = cluster.barrier_arrive();
+
+  const float block_sum =
+      block_reduce_sum(thread_sum_of_input(in, n, head, body, body_vectors, tail_begin));
+
+  __shared__ float block_sums[max_cluster_blocks];  // only rank 0's copy is used
+  cluster.barrier_wait(std::move(started));  // every block of the cluster has started
+
+  const unsigned rank = cluster.block_rank();
+  const unsigned blocks = cluster.num_blocks();
+  if (tid == 0) {
+    // A store into another block's shared memory, over the SM-to-SM network of the GPC: no L2,
+    // no global memory, no fence.
+    float* rank0_block_sums = cluster.map_shared_rank(block_sums, 0);
+    rank0_block_sums[rank] = block_sum;
+  }
+  cluster.sync();  // every thread of every block of the cluster: the stores above are visible to
+                   // rank 0 after it (release/acquire at cluster scope), and no block touches
+                   // another's shared memory after it, so every block but rank 0 may now exit.
+                   // Also orders warp 0's reads of warp_sums before the next block_reduce_sum.
+  if (rank != 0) {
+    return;
+  }
+
+  // Rank 0: the cluster's sum, in rank order (a fixed shuffle tree over lanes 0..blocks-1).
+  float cluster_sum = 0.0f;
+  if (tid < warp_size) {
+    cluster_sum = warp_reduce_sum(tid < blocks ? block_sums[tid] : 0.0f);
+  }
+
+  // Fast path: a single cluster's sum is the total; no partial, no ticket.
+  const auto clusters = static_cast<unsigned>(cg::this_grid().num_clusters());
+  if (clusters == 1) {
+    if (tid == 0) {
+      *out = cluster_sum;
+    }
+    return;
+  }
+
+  // Chapter 11's ticket, one per cluster instead of one per block.
+  __shared__ bool is_last_cluster;
+  if (tid == 0) {
+    partials[cg::this_grid().cluster_rank()] = cluster_sum;
+    __threadfence();  // release: the partial is visible device-wide before the ticket is
+    const unsigned ticket = atomicAdd(counter, 1u);
+    const bool last = (ticket == clusters - 1);
+    if (last) {
+      __threadfence();  // acquire: the partial loads below come after the ticket
+    }
+    is_last_cluster = last;
+  }
+  __syncthreads();  // is_last_cluster is written before any thread of this block reads it
+  if (!is_last_cluster) {
+    return;
+  }
+
+  // The last cluster's rank-0 block: every cluster partial is written. Sum them in index order.
+  const float total = block_reduce_sum(thread_sum_of_partials(partials, clusters));
+  if (tid == 0) {
+    *out = total;
+    *counter = 0;  // every ticket is drawn: the next call on this workspace starts from 0
+  }
+#else
+  __trap();  // clusters need sm_90; the manifest skips this chapter on older GPUs
+#endif
+}
+
+// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks, and with
+// `chain`, as a programmatic dependent of the work before it on the stream (the kernel waits for
+// it first: chapter 14). The attributes live in the caller's storage (two of them): the config
+// points at them.
+cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster, bool chain,
+                                         cudaLaunchAttribute (&attributes)[2], cudaStream_t stream) {
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = blocks_per_cluster;
+  attributes[0].val.clusterDim.y = 1;
+  attributes[0].val.clusterDim.z = 1;
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(clusters * blocks_per_cluster);
+  config.blockDim = dim3(threads_per_block);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = chain ? 2 : 1;
+  return config;
+}
+
+// How many clusters of cluster_blocks blocks of this kernel fit on the device at once
+// (cudaOccupancyMaxActiveClusters: a cluster needs free room on SMs of one GPC at the same
+// time). Looked up once per device, as chapter 11 caches its resident blocks: the launcher runs
+// on every call, and the lookups cost host time that shows at small n. 0 = not looked up yet.
+constexpr int max_cached_devices = 64;
+std::atomic<unsigned> cached_resident_clusters[max_cached_devices];
+
+unsigned query_resident_clusters() {
+  if (cluster_blocks > portable_cluster_blocks) {
+    // Sizes above 8 are refused (cudaErrorInvalidClusterSize) unless the kernel opts in.
+    cudaFuncSetAttribute(reduce_clusters, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  }
+  cudaLaunchAttribute attributes[2];
+  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, false, attributes, nullptr);
+  int clusters = 0;
+  cudaOccupancyMaxActiveClusters(&clusters, reduce_clusters, &config);
+  return static_cast<unsigned>(std::max(clusters, 0));
+}
+
+unsigned resident_clusters() {
+  int device = 0;
+  cudaGetDevice(&device);  // a host-side lookup: nothing waits on the GPU
+  if (device < 0 || device >= max_cached_devices) {
+    return query_resident_clusters();
+  }
+  unsigned clusters = cached_resident_clusters[device].load(std::memory_order_relaxed);
+  if (clusters == 0) {
+    clusters = query_resident_clusters();
+    cached_resident_clusters[device].store(clusters, std::memory_order_relaxed);
+  }
+  return clusters;
+}
+
+// The grid for n elements, as clusters x blocks per cluster. Blocks: as many as one round of
+// loads per thread needs (chapter 07), at least one. Fewer than cluster_blocks: one cluster of
+// that many blocks rounded up to a power of two (a single block for n <= 4096). Otherwise
+// clusters of cluster_blocks, no more than twice what fits at once. It depends on n alone (not on the
+// alignment of `in`), so workspace_bytes(n) knows it.
+struct ClusterGrid {
+  unsigned clusters;
+  unsigned blocks_per_cluster;
+};
+
+ClusterGrid cluster_grid(std::size_t n) {
+  const std::size_t useful_blocks =
+      std::max<std::size_t>(1, (n + floats_per_block_round - 1) / floats_per_block_round);
+  if (useful_blocks < cluster_blocks) {
+    unsigned blocks = 1;
+    while (blocks < useful_blocks) {
+      blocks *= 2;
+    }
+    return {1, blocks};
+  }
+  const std::size_t useful_clusters = (useful_blocks + cluster_blocks - 1) / cluster_blocks;
+  // Twice the clusters that fit at once: the clusters of 8 do not tile the GPCs' SMs exactly,
+  // and the second wave fills what the first leaves idle (the ticket never waits, so a cluster
+  // that starts late is safe). NVIDIA H200, CUDA 13.0, 2026-12-01, n = 2^27, back to back:
+  // 4160 GB/s with the resident clusters alone, 4204 with twice as many, 4273 with twice as
+  // many and the programmatic dependent launch.
+  const std::size_t resident = 2 * std::size_t{std::max(1u, resident_clusters())};
+  return {static_cast<unsigned>(std::min(resident, useful_clusters)), cluster_blocks};
+}
+
+std::size_t workspace_bytes(std::size_t n) {
+  const ClusterGrid grid = cluster_grid(n);
+  if (grid.clusters == 1) {
+    return 0;  // the fast path uses no partials and no ticket
+  }
+  return partials_offset_bytes + std::size_t{grid.clusters} * sizeof(float);
+}
+
+void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream) {
+  // n == 0 needs no special case: one block finds nothing to load and writes 0 to *out.
+
+  const Split s = split_at_16_bytes(in, n);  // as in chapter 07
+  const ClusterGrid grid = cluster_grid(n);
+  if (grid.blocks_per_cluster > portable_cluster_blocks) {
+    resident_clusters();  // makes sure the non-portable opt-in is set on this device
+  }
+  unsigned* counter = nullptr;
+  float* partials = nullptr;
+  if (grid.clusters > 1) {
+    counter = static_cast<unsigned*>(workspace);
+    partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + partials_offset_bytes);
+  }
+
+  // A launch with the cluster size as an attribute: the same compiled kernel runs with any
+  // size. (__cluster_dims__(8, 1, 1) on the kernel would fix it at compile time instead, and
+  // then <<<...>>> works too.)
+  cudaLaunchAttribute attributes[2];
+  const cudaLaunchConfig_t config =
+      cluster_launch_config(grid.clusters, grid.blocks_per_cluster, true, attributes, stream);
+  cudaLaunchKernelEx(&config, reduce_clusters, in, n, s.head, s.body, s.body_vectors,
+                     s.tail_begin, partials, counter, out);
+}
+
+}  // namespace
+
+WORKBOOK_FULL_REDUCE(reduce, workspace_bytes);

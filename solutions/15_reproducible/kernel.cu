@@ -1,0 +1,523 @@
+// Chapter 15: a reproducible sum, the same bits on every GPU and every launch.
+// Differs from chapter 11: the blocks add the input EXACTLY, in integers, and the last block
+// rounds the exact total to float once. Integer addition is associative, so neither the grid,
+// nor the block size, nor the order in which blocks finish can change a bit of the result, and
+// that result is the correctly rounded sum (round to nearest, ties to even): the float nearest
+// to the true sum, which is unique, so a CPU computing it exactly gets the same bits
+// (workbook/exact_sum.hpp).
+//
+// Every float is +-m * 2^(p - 149) with m < 2^24 and p = max(e, 1) - 1 (e its biased exponent),
+// an integer in units of 2^-149. Fast path: each warp picks a window of 16 exponents
+// [low, low + 16) from its first round of loads; an element inside it (or a zero) is a multiple
+// of 2^(low - 150) below 2^39 of those units, and is added in double precision, one double per
+// float4 lane. A double holds every integer up to 2^53, so these adds never round (a thread
+// moves its doubles to integers every 2^11 rounds, long before 2^53). That is a compare, a
+// conversion and a DADD per element, no branch. Slow path: any other element (outside the
+// window, subnormal, inf or NaN) is added exactly to the block's accumulator in shared memory:
+// 10 limbs of 32-bit digits held in 64-bit integers (carry-save), with integer atomicAdd. Both
+// paths are exact, so which one an element takes never changes the result.
+// (An integer fast path, (+-m) << (e - low) into an int64, issues about 16 instructions and
+// two branches per element and reached 1773 GB/s, 40% of the streaming-read ceiling; this one
+// 3964-4081 GB/s, 89-92%: NVIDIA H200, CUDA 13.0, 2026-12-01.)
+// Then as in chapter 11: each block writes its limbs, takes a ticket, and the last block adds
+// every block's limbs, propagates the carries and rounds.
+//
+// Policy, and the launch the tests choose (contract.hpp, Launch): any blocks in [1, 4096] and
+// threads a multiple of 64 in [64, 1024]; the plain call uses chapter 07's grid (the blocks
+// resident at once, no more than the data needs) of 256 threads.
+#include "workbook/chapter.cuh"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "../common/vectorized_pass.cuh"
+
+namespace {
+
+using vectorized_pass::full_warp;
+using vectorized_pass::loads_in_flight;
+using vectorized_pass::Split;
+using vectorized_pass::split_at_16_bytes;
+using vectorized_pass::warp_size;
+
+constexpr int kLimbs = 10;          // 320 bits: any sum of up to 2^160 floats, with its sign
+constexpr unsigned kWindow = 16;    // exponents on the fast path
+constexpr unsigned kLowest = 1;     // the window's first exponent lies in [kLowest, kHighest]
+constexpr unsigned kHighest = 255 - kWindow;  // 239: the window ends at 254, below inf/NaN
+// A window element is below 2^39 units of 2^(low - 150), and each of a thread's four doubles
+// takes loads_in_flight elements a round: after 2^11 rounds a double is below 2^(11 + 2 + 39) =
+// 2^52 units, still exact; the thread then moves its doubles to the block's limbs.
+constexpr unsigned kFlushRounds = 1u << 11;
+static_assert(kFlushRounds * 4 * 2 <= (1u << 14), "a double's sum stays below 2^53 units");
+constexpr unsigned kDefaultThreads = vectorized_pass::threads_per_block;  // 256
+constexpr unsigned kMaxThreads = workbook::kMaxTunedThreads;              // 1024
+constexpr unsigned kMaxBlocks = workbook::kMaxTunedBlocks;                // 4096
+
+// Special values seen, OR-ed together.
+constexpr unsigned kPlusInf = 1, kMinusInf = 2, kNan = 4;
+
+// The exact sum of a block: value = sum over i of limbs[i] * 2^(32 i) * 2^-149. Each limb is a
+// signed 64-bit integer kept in an unsigned one (atomicAdd wraps modulo 2^64, which is
+// two's-complement addition).
+struct Accumulator {
+  unsigned long long limbs[kLimbs];
+  unsigned flags;
+};
+
+// What a block leaves in the workspace for the last block: its limbs with the carries
+// propagated (limbs 0-8 are digits in [0, 2^32), limb 9 carries the sign), and its flags.
+struct alignas(16) BlockRecord {
+  long long limbs[kLimbs];
+  unsigned flags;
+};
+
+// Workspace: the ticket counter, then one record per block (up to kMaxBlocks).
+constexpr std::size_t records_offset_bytes = 16;
+static_assert(records_offset_bytes % alignof(BlockRecord) == 0, "records stay aligned");
+
+__device__ __forceinline__ void add_to_limb(Accumulator& acc, unsigned limb, long long value) {
+  atomicAdd(&acc.limbs[limb], static_cast<unsigned long long>(value));
+}
+
+// The slow path: one element added exactly to the block's limbs, or its flag set.
+__device__ inline __noinline__ void add_exactly(Accumulator& acc, unsigned u) {
+  const unsigned biased = (u >> 23) & 0xffu;
+  const unsigned fraction = u & 0x7fffffu;
+  if (biased == 0xffu) {
+    atomicOr(&acc.flags, fraction != 0 ? kNan : ((u >> 31) ? kMinusInf : kPlusInf));
+    return;
+  }
+  if ((u << 1) == 0) {
+    return;  // +-0 adds nothing; the sign of an exact zero total is decided at the end
+  }
+  const unsigned significand = biased != 0 ? (fraction | 0x800000u) : fraction;
+  const unsigned scale = biased != 0 ? biased - 1 : 0;  // x = +-significand * 2^(scale - 149)
+  const unsigned long long shifted = static_cast<unsigned long long>(significand) << (scale % 32);
+  long long low_digit = static_cast<long long>(shifted & 0xffffffffu);  // < 2^55 in two digits
+  long long high_digit = static_cast<long long>(shifted >> 32);
+  if (u >> 31) {
+    low_digit = -low_digit;
+    high_digit = -high_digit;
+  }
+  add_to_limb(acc, scale / 32, low_digit);
+  if (high_digit != 0) {
+    add_to_limb(acc, scale / 32 + 1, high_digit);
+  }
+}
+
+// The fast path. An element x whose biased exponent lies in the window [low, low + 16), that is
+// 2^(low - 127) <= |x| < 2^(low - 111), is a multiple of 2^(low - 150) below 2^39 of those units;
+// so is 0. Such elements are added in double precision, one double per float4 lane: a double
+// holds every integer up to 2^53 exactly, so up to 2^14 of them add with no rounding at all, and
+// the thread moves its doubles to integers long before that (kFlushRounds). This costs a few
+// floating-point instructions per element and no branch, which integer shifts and adds do not
+// manage at memory speed. Any other element (tiny, subnormal, too large, inf, NaN) is a miss:
+// add_misses adds it exactly to the block's limbs.
+struct Bounds {
+  float lo, hi;  // 2^(low - 127) and 2^(low - 111) (inf for the highest window)
+};
+
+__device__ __forceinline__ Bounds window_bounds(unsigned low) {
+  return {__uint_as_float(low << 23), __uint_as_float((low + kWindow) << 23)};
+}
+
+__device__ __forceinline__ bool in_window(float x, Bounds b) {
+  const float a = fabsf(x);  // NaN fails every comparison: a miss
+  return (a >= b.lo && a < b.hi) || a == 0.0f;
+}
+
+// Adds r's in-window elements to the lanes' doubles; false if any element missed.
+__device__ __forceinline__ bool add_float4(float4 r, Bounds b, double (&lanes)[4]) {
+  const bool x = in_window(r.x, b), y = in_window(r.y, b), z = in_window(r.z, b), w = in_window(r.w, b);
+  lanes[0] += x ? static_cast<double>(r.x) : 0.0;
+  lanes[1] += y ? static_cast<double>(r.y) : 0.0;
+  lanes[2] += z ? static_cast<double>(r.z) : 0.0;
+  lanes[3] += w ? static_cast<double>(r.w) : 0.0;
+  return x && y && z && w;
+}
+
+// The elements of r that add_float4 left out, added exactly to the block's limbs. Rare.
+__device__ inline __noinline__ void add_misses(float4 r, Bounds b, Accumulator& acc) {
+  const float v[4] = {r.x, r.y, r.z, r.w};
+  for (int k = 0; k < 4; ++k) {
+    if (!in_window(v[k], b)) {
+      add_exactly(acc, __float_as_uint(v[k]));
+    }
+  }
+}
+
+// One scalar element (the 0-3 head and tail elements).
+__device__ __forceinline__ void add_scalar(float x, Bounds b, double (&lanes)[4], Accumulator& acc) {
+  if (in_window(x, b)) {
+    lanes[0] += static_cast<double>(x);
+  } else {
+    add_exactly(acc, __float_as_uint(x));
+  }
+}
+
+// The lanes' doubles as one integer in units of 2^(low - 150): each double is such a multiple
+// below 2^53 units, so scaling by a power of two and converting are exact. The lanes are reset.
+__device__ __forceinline__ unsigned long long take_lanes(double (&lanes)[4], unsigned low) {
+  const double units = __longlong_as_double(static_cast<long long>(1023 + 150 - low) << 52);  // 2^(150 - low)
+  long long total = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    total += __double2ll_rn(lanes[k] * units);
+    lanes[k] = 0.0;
+  }
+  return static_cast<unsigned long long>(total);
+}
+
+// A window's value is window * 2^(low - 1) units of 2^-149 (an element in it is m * 2^(e - 1)
+// units, stored as m << (e - low)). Split that signed 96-bit number into two 32-bit digits and a
+// signed top at limbs L, L + 1, L + 2 for L = (low - 1) / 32 (at most 7).
+struct Digits {
+  long long d0, d1, d2;
+  unsigned limb;
+};
+
+__device__ __forceinline__ Digits window_digits(unsigned long long window, unsigned low) {
+  const unsigned q = low - 1;
+  const unsigned offset = q % 32;
+  const long long signed_window = static_cast<long long>(window);
+  const unsigned long long bottom = window << offset;  // bits [0, 64) of window * 2^offset
+  const long long top = offset != 0 ? (signed_window >> (64 - offset)) : (signed_window >> 63);
+  return {static_cast<long long>(bottom & 0xffffffffu), static_cast<long long>(bottom >> 32), top,
+          q / 32};
+}
+
+// One thread's window into the block's limbs (the rare flush inside the loop).
+__device__ __forceinline__ void flush_thread(Accumulator& acc, unsigned long long window, unsigned low) {
+  const Digits d = window_digits(window, low);
+  add_to_limb(acc, d.limb, d.d0);
+  add_to_limb(acc, d.limb + 1, d.d1);
+  add_to_limb(acc, d.limb + 2, d.d2);
+}
+
+// Every lane's window into the block's limbs: the lanes of a warp share `low`, so their digits
+// add up lane by lane (32 digits below 2^32 stay far below 2^63), and lane 0 does the atomics.
+// Every lane of the warp must call it.
+__device__ __forceinline__ void flush_warp(Accumulator& acc, unsigned long long window, unsigned low) {
+  Digits d = window_digits(window, low);
+#pragma unroll
+  for (unsigned offset = warp_size / 2; offset > 0; offset >>= 1) {
+    d.d0 += __shfl_down_sync(full_warp, d.d0, offset);
+    d.d1 += __shfl_down_sync(full_warp, d.d1, offset);
+    d.d2 += __shfl_down_sync(full_warp, d.d2, offset);
+  }
+  if (threadIdx.x % warp_size == 0 && (d.d0 | d.d1 | d.d2) != 0) {
+    add_to_limb(acc, d.limb, d.d0);
+    add_to_limb(acc, d.limb + 1, d.d1);
+    add_to_limb(acc, d.limb + 2, d.d2);
+  }
+}
+
+// The window of a warp: its 16 exponents end one above the largest exponent among the lanes'
+// first round of loads, so data of similar magnitude takes the fast path. Any choice is exact.
+// Every lane of the warp calls it (lanes past the data hold zeros).
+__device__ __forceinline__ unsigned warp_window(const float4 (&r)[loads_in_flight]) {
+  const auto e = [](float x) { return (__float_as_uint(x) >> 23) & 0xffu; };
+  unsigned top = 0;
+#pragma unroll
+  for (unsigned k = 0; k < loads_in_flight; ++k) {
+    top = max(top, max(max(e(r[k].x), e(r[k].y)), max(e(r[k].z), e(r[k].w))));
+  }
+#pragma unroll
+  for (unsigned offset = warp_size / 2; offset > 0; offset >>= 1) {
+    top = max(top, __shfl_xor_sync(full_warp, top, offset));
+  }
+  const int low = static_cast<int>(top) - static_cast<int>(kWindow) + 2;
+  return static_cast<unsigned>(min(max(low, static_cast<int>(kLowest)), static_cast<int>(kHighest)));
+}
+
+// One round: the in-window elements into the lanes' doubles, the rest exactly into the limbs.
+__device__ __forceinline__ void add_round(const float4 (&r)[loads_in_flight], Bounds b, double (&lanes)[4],
+                                          Accumulator& acc) {
+  bool all_in = true;
+#pragma unroll
+  for (unsigned k = 0; k < loads_in_flight; ++k) {
+    all_in &= add_float4(r[k], b, lanes);
+  }
+  if (!all_in) {
+#pragma unroll
+    for (unsigned k = 0; k < loads_in_flight; ++k) {
+      add_misses(r[k], b, acc);
+    }
+  }
+}
+
+// The carries propagated: limbs 0-8 become digits in [0, 2^32) and limb 9 holds the rest,
+// signed (an arithmetic shift is a floor division by 2^32, so negative limbs carry correctly).
+__device__ __forceinline__ void propagate_carries(long long limbs[kLimbs]) {
+  for (int i = 0; i + 1 < kLimbs; ++i) {
+    const long long carry = limbs[i] >> 32;
+    limbs[i] -= carry * (1ll << 32);
+    limbs[i + 1] += carry;
+  }
+}
+
+// The float nearest to limbs * 2^-149, ties to even (+-inf beyond FLT_MAX's rounding range).
+// `limbs` have their carries propagated. *zero is set when the exact value is 0.
+__device__ __forceinline__ unsigned round_to_float_bits(const long long limbs[kLimbs], bool* zero) {
+  // Sign and magnitude: a negative value (limb 9 < 0) is negated as a 320-bit two's complement.
+  unsigned d[kLimbs];
+  for (int i = 0; i < kLimbs; ++i) {
+    d[i] = static_cast<unsigned>(limbs[i]);
+  }
+  const bool negative = limbs[kLimbs - 1] < 0;
+  if (negative) {
+    unsigned long long carry = 1;
+    for (int i = 0; i < kLimbs; ++i) {
+      const unsigned long long x = static_cast<unsigned long long>(~d[i]) + carry;
+      d[i] = static_cast<unsigned>(x);
+      carry = x >> 32;
+    }
+  }
+  int top = kLimbs - 1;
+  while (top >= 0 && d[top] == 0) {
+    --top;
+  }
+  *zero = top < 0;
+  if (top < 0) {
+    return 0;
+  }
+  const int length = 32 * top + (32 - __clz(d[top]));  // bits in the magnitude
+  unsigned bits;
+  if (length <= 24) {
+    // Exact: a subnormal (below 2^23 units) or the first binade of normals; either way the
+    // float's bits are the magnitude itself.
+    bits = d[0];
+  } else {
+    const int drop = length - 24;  // the bits rounded away
+    const int j = drop / 32;
+    const unsigned long long pair =
+        d[j] | (j + 1 < kLimbs ? static_cast<unsigned long long>(d[j + 1]) << 32 : 0ull);
+    unsigned keep = static_cast<unsigned>(pair >> (drop % 32)) & 0xffffffu;  // 1.f * 2^23
+    const int h = drop - 1;  // the half bit
+    const bool half = (d[h / 32] >> (h % 32)) & 1u;
+    bool rest = (d[h / 32] & ((1u << (h % 32)) - 1u)) != 0;
+    for (int i = 0; i < h / 32; ++i) {
+      rest = rest || d[i] != 0;
+    }
+    if (half && (rest || (keep & 1u))) {
+      ++keep;  // above half, or a tie and keep is odd: round up (2^24 carries into the exponent)
+    }
+    // keep * 2^(drop - 149) is the float of biased exponent drop + 1.
+    const unsigned long long wide = (static_cast<unsigned long long>(drop) << 23) + keep;
+    bits = wide >= 0x7f800000ull ? 0x7f800000u : static_cast<unsigned>(wide);
+  }
+  return bits | (negative ? 0x80000000u : 0u);
+}
+
+// Whether every element of in[0, n) is -0.0 (n > 0): the sign of an exact zero sum. Only an
+// exact zero total asks, and the first element that is not -0.0 ends the scan. The whole block
+// calls it.
+__device__ __forceinline__ bool all_minus_zero(const float* in, std::size_t n) {
+  if (n == 0) {
+    return false;
+  }
+  for (std::size_t base = 0; base < n; base += blockDim.x) {
+    const std::size_t j = base + threadIdx.x;
+    const bool other = j < n && __float_as_uint(in[j]) != 0x80000000u;
+    if (__syncthreads_or(other)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The block that holds the exact total in `acc` rounds it and writes *out. The whole block
+// calls it, after a barrier that follows the last change to acc.
+__device__ __forceinline__ void finish(Accumulator& acc, const float* in, std::size_t n, float* out) {
+  __shared__ unsigned result;
+  __shared__ bool exact_zero;
+  if (threadIdx.x == 0) {
+    long long limbs[kLimbs];
+    for (int i = 0; i < kLimbs; ++i) {
+      limbs[i] = static_cast<long long>(acc.limbs[i]);
+    }
+    propagate_carries(limbs);
+    bool zero = false;
+    const unsigned rounded = round_to_float_bits(limbs, &zero);
+    const unsigned flags = acc.flags;
+    exact_zero = false;
+    if ((flags & kNan) || ((flags & kPlusInf) && (flags & kMinusInf))) {
+      result = 0x7fc00000u;  // NaN
+    } else if (flags & kPlusInf) {
+      result = 0x7f800000u;
+    } else if (flags & kMinusInf) {
+      result = 0xff800000u;
+    } else {
+      result = rounded;
+      exact_zero = zero;
+    }
+  }
+  __syncthreads();
+  if (exact_zero) {  // -0.0 only if every element is -0.0 (IEEE: x + (-x) is +0.0)
+    const bool minus = all_minus_zero(in, n);
+    if (threadIdx.x == 0 && minus) {
+      result = 0x80000000u;
+    }
+  }
+  if (threadIdx.x == 0) {
+    *out = __uint_as_float(result);
+  }
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    reduce_exact(const float* in, std::size_t n, std::size_t head, const float4* body,
+                 std::size_t body_vectors, std::size_t tail_begin, BlockRecord* records,
+                 unsigned* counter, float* out) {
+  __shared__ Accumulator acc;
+  const unsigned tid = threadIdx.x;
+  if (tid < kLimbs) {
+    acc.limbs[tid] = 0;
+  }
+  if (tid == 0) {
+    acc.flags = 0;
+  }
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + tid;
+
+  // The first round of loads, every lane (zeros past the data): it also picks the warp's window,
+  // so no load waits for another before the loop starts.
+  float4 r[loads_in_flight];
+#pragma unroll
+  for (unsigned k = 0; k < loads_in_flight; ++k) {
+    const std::size_t j = i + k * stride;
+    r[k] = (j < body_vectors) ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  const unsigned low = warp_window(r);
+  const Bounds bounds = window_bounds(low);
+  __syncthreads();  // the limbs are zero before any slow-path atomicAdd
+
+  double lanes[4] = {0.0, 0.0, 0.0, 0.0};
+  if (blockIdx.x == 0) {  // the 0-3 scalar head and tail elements, as in chapter 07
+    if (tid < head) {
+      add_scalar(in[tid], bounds, lanes, acc);
+    }
+    if (tid < n - tail_begin) {
+      add_scalar(in[tail_begin + tid], bounds, lanes, acc);
+    }
+  }
+  add_round(r, bounds, lanes, acc);
+  i += loads_in_flight * stride;
+  unsigned rounds = 1;
+  for (; i + (loads_in_flight - 1) * stride < body_vectors; i += loads_in_flight * stride) {
+#pragma unroll
+    for (unsigned k = 0; k < loads_in_flight; ++k) {
+      r[k] = __ldg(&body[i + k * stride]);
+    }
+    add_round(r, bounds, lanes, acc);
+    if (++rounds == kFlushRounds) {  // before a double could round
+      flush_thread(acc, take_lanes(lanes, low), low);
+      rounds = 0;
+    }
+  }
+  if (i < body_vectors) {
+#pragma unroll
+    for (unsigned k = 0; k < loads_in_flight; ++k) {
+      const std::size_t j = i + k * stride;
+      r[k] = (j < body_vectors) ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    add_round(r, bounds, lanes, acc);
+  }
+  const unsigned long long window = take_lanes(lanes, low);
+  flush_warp(acc, window, low);
+  __syncthreads();  // every window and slow-path add is in acc
+
+  if (gridDim.x == 1) {  // a single block holds the whole sum
+    finish(acc, in, n, out);
+    return;
+  }
+
+  __shared__ bool is_last_block;
+  if (tid == 0) {
+    long long limbs[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) {
+      limbs[k] = static_cast<long long>(acc.limbs[k]);
+    }
+    propagate_carries(limbs);  // digits below 2^32: 4096 blocks add up without overflow
+    BlockRecord& mine = records[blockIdx.x];
+    for (int k = 0; k < kLimbs; ++k) {
+      mine.limbs[k] = limbs[k];
+    }
+    mine.flags = acc.flags;
+    __threadfence();  // release: the record is visible device-wide before the ticket
+    const unsigned ticket = atomicAdd(counter, 1u);
+    const bool last = ticket == gridDim.x - 1;
+    if (last) {
+      __threadfence();  // acquire: the record loads below come after every other block's record
+    }
+    is_last_block = last;
+  }
+  __syncthreads();
+  if (!is_last_block) {
+    return;
+  }
+
+  // The last block adds every record, limb by limb: thread t adds limb t % 10 of the records
+  // t / 10, t / 10 + per_pass, ...; integer sums, so the order does not matter.
+  if (tid < kLimbs) {
+    acc.limbs[tid] = 0;
+  }
+  if (tid == 0) {
+    acc.flags = 0;
+  }
+  __syncthreads();
+  const unsigned per_pass = blockDim.x / kLimbs;  // records per pass (>= 6 for 64 threads)
+  if (tid < per_pass * kLimbs) {
+    const unsigned limb = tid % kLimbs;
+    long long sum = 0;
+    unsigned flags = 0;
+    for (unsigned b = tid / kLimbs; b < gridDim.x; b += per_pass) {
+      sum += __ldcg(&records[b].limbs[limb]);
+      if (limb == 0) {
+        flags |= __ldcg(&records[b].flags);
+      }
+    }
+    add_to_limb(acc, limb, sum);
+    if (flags != 0) {
+      atomicOr(&acc.flags, flags);
+    }
+  }
+  __syncthreads();
+  finish(acc, in, n, out);
+  if (tid == 0) {
+    *counter = 0;  // every block has its ticket; the next launch on this workspace starts at 0
+  }
+}
+
+// The plain call's grid, as in chapter 07: it depends on n alone.
+unsigned default_blocks(std::size_t n) {
+  const std::size_t blocks =
+      vectorized_pass::grid_blocks(n, vectorized_pass::resident_blocks<reduce_exact>());
+  return static_cast<unsigned>(std::min<std::size_t>(blocks, kMaxBlocks));
+}
+
+// One record per block of the largest grid a caller may ask for, whatever n.
+std::size_t workspace_bytes(std::size_t /*n*/) {
+  return records_offset_bytes + std::size_t{kMaxBlocks} * sizeof(BlockRecord);
+}
+
+void reduce_tuned(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream,
+                  workbook::Launch launch) {
+  const unsigned blocks =
+      launch.blocks != 0 ? std::min(launch.blocks, kMaxBlocks) : default_blocks(n);
+  unsigned threads = launch.threads != 0 ? launch.threads : kDefaultThreads;
+  threads = std::min(std::max(threads / 64 * 64, 64u), kMaxThreads);  // whole pairs of warps
+
+  const Split s = split_at_16_bytes(in, n);
+  auto* counter = static_cast<unsigned*>(workspace);
+  auto* records =
+      reinterpret_cast<BlockRecord*>(static_cast<char*>(workspace) + records_offset_bytes);
+  reduce_exact<<<blocks, threads, 0, stream>>>(in, n, s.head, s.body, s.body_vectors,
+                                               s.tail_begin, records, counter, out);
+}
+
+}  // namespace
+
+WORKBOOK_TUNED_REDUCE(reduce_tuned, workspace_bytes);
