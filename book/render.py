@@ -159,7 +159,7 @@ def measured_line(device):
             f"measured {device['date']}")
 
 
-def token_values(ladder, sweep, seed, device, ncu, runs, seed_run):
+def token_values(ladder, sweep, seed, device, ncu, runs, seed_run, bits=()):
     values = {"measured": measured_line(device), "runs": str(len(runs)),
               "seed-measured": f"{seed_run['gpu']}, CUDA {seed_run['cuda']}, measured {seed_run['date']}"}
     # Time ratios between strategies (a/b: above 1 means b is faster), and how much slower a is
@@ -202,6 +202,10 @@ def token_values(ladder, sweep, seed, device, ncu, runs, seed_run):
         values[f"sweep:{r['strategy']}:{r['n']}:gbps"] = f"{float(r['gbps']):.0f}"
     for r in seed:
         values[f"seed:{r['kernel']}:{r['n']}:gbps"] = r["gbps"]
+    for r in bits:  # one input summed by every strategy (bits.csv): the result's bits and value
+        values[f"bits:{r['strategy']}"] = f"`{r['bits']}`"
+        values[f"bits-value:{r['strategy']}"] = r["value"]
+        values["bits:n"] = r["n"]
     return values
 
 
@@ -295,7 +299,7 @@ def plots(ladder, sweep, device, images):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n (floats)")
     ax.set_ylabel("GB/s (whole reduction, back to back)")
-    ax.set_title("Whole reductions 08-12 against cub::DeviceReduce::Sum", fontsize=10)
+    ax.set_title("Whole reductions against cub::DeviceReduce::Sum", fontsize=10)
     ax.legend(fontsize=8)
     fig.text(0.01, 0.01, caption, fontsize=7, color="#555555")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
@@ -305,6 +309,7 @@ def plots(ladder, sweep, device, images):
 
 def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manifest):
     line = measured_line(device)
+    dates = values["run-dates"]
     out = ["# Results {#results}", "",
            "Every figure in the book comes from these tables, committed as CSV under `book/results/` and "
            "turned into pages and plots when the book is built.", "",
@@ -328,8 +333,9 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manif
     out += ["", f"<em>{line}</em>", "",
             "## Run to run", "",
             f"The tables above are one run. The benchmark ran {len(runs) - 1} more times on the same "
-            "day and GPU (`book/results/repeats/`); these are the ranges over all "
-            f"{len(runs)} runs.", "",
+            f"GPU model, driver and CUDA ({dates}; `book/results/repeats/`); these are the ranges over "
+            f"all the runs that measured each strategy ({len(runs)} for the oldest, one for a strategy "
+            "added in the latest run).", "",
             "| chapter | GB/s | % of that run's ceiling |", "|---|---:|---:|"]
     for c in ladder:
         out.append(f"| {c} | {values[f'range:ladder:{c}:gbps']} | {values[f'range:ladder:{c}:pct']}% |")
@@ -339,7 +345,7 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manif
     for n in ns:
         cells = [values[f"range:ratio:cub/{s}:{n}"] for s in strategies if s != "cub"]
         out.append(f"| {pow2(n)} | " + " | ".join(cells) + " |")
-    out += ["", f"<em>{line}; repeats: same GPU model, driver and CUDA, same day</em>", "",
+    out += ["", f"<em>{line}; repeats: same GPU model, driver and CUDA, {dates}</em>", "",
             "## The source articles' kernels, as printed", "",
             "What the articles' own first-pass kernels do on the same GPU (per-block partials; GB/s).", "",
             "| kernel | " + " | ".join(pow2(n) for n in dict.fromkeys(r["n"] for r in seed)) + " |",
@@ -391,7 +397,12 @@ class Book:
         self.versions = {c["slug"]: c["version"] for c in self.manifest["chapters"]}
         self.runs = load_runs(results, self.ladder, self.sweep)
         seed_run = json.load(open(results / "seed-kernels.json"))
-        self.values = token_values(self.ladder, self.sweep, self.seed, self.device, self.ncu, self.runs, seed_run)
+        bits_csv = results / "bits.csv"  # absent until a benchmark run writes it: its tokens are then unknown
+        bits = list(csv.DictReader(open(bits_csv))) if bits_csv.exists() else []
+        self.values = token_values(self.ladder, self.sweep, self.seed, self.device, self.ncu, self.runs, seed_run,
+                                   bits)
+        run_dates = {json.load(open(d))["date"] for d in [results / "device.json", *sorted(results.glob("repeats/*/device.json"))]}
+        self.values["run-dates"] = " and ".join(sorted(run_dates))
         self.lessons = [c for c in self.manifest["chapters"]
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]
         # The main page's list of lessons (@@lessons@@), in chapter order.

@@ -1,7 +1,7 @@
 // The ladder benchmark: every reference chapter, the streaming-read ceiling
 // and cub::DeviceReduce::Sum, measured in one process on the same data.
 //
-//   workbook_bench [results-dir]     writes ladder.csv, sweep.csv and device.json there
+//   workbook_bench [results-dir]     writes ladder.csv, sweep.csv, bits.csv and device.json there
 //
 // The ladder (block passes V0-V7 and CUB at n = 2^27): bytes = n x 4 read;
 // GB/s = bytes / median time of 30 CUDA-event timings after 3 warm-ups;
@@ -10,9 +10,14 @@
 // per call, timed back to back: 20 calls between one pair of events, divided
 // by 20, median of 15 such timings (a single call between its own events
 // would add the events' own cost, which dominates below 2^22).
+// The bits (chapter 15's lesson): every whole reduction and CUB on one input, 2^20 + 12345
+// floats, the result's bits beside the correctly rounded sum.
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <ctime>
@@ -25,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/device.hpp"
+#include "workbook/exact_sum.hpp"
 #include "workbook/inputs.hpp"
 #include "workbook/manifest.hpp"
 #include "workbook/names.hpp"
@@ -58,6 +64,7 @@ std::string driver_version() {
 
 int main(int argc, char** argv) {
   const std::string out_dir = argc > 1 ? argv[1] : ".";
+  std::filesystem::create_directories(out_dir);  // a results folder that is not there yet
   std::string why;
   if (!device_available(&why)) {
     fmt::print("SKIPPED: no CUDA device: {}\n", why);
@@ -132,6 +139,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  const std::size_t bits_n = (std::size_t(1) << 20) + 12345;
+  const float exact_bits_sum = exact_sum_rounded(big_host.data(), bits_n);
   big_host.clear();
   big_host.shrink_to_fit();
   constexpr int kBackToBack = 20;
@@ -155,6 +164,24 @@ int main(int argc, char** argv) {
     std::size_t bytes_needed = big_temp_bytes;
     WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
   }});
+  {
+    // The same input through every strategy: the bits of each result.
+    std::ofstream bits(out_dir + "/bits.csv");
+    bits << "strategy,n,bits,value\n";
+    auto line = [&](const std::string& name, float v) {
+      std::uint32_t u = 0;
+      std::memcpy(&u, &v, sizeof u);
+      bits << fmt::format("{},{},0x{:08x},{:.9g}\n", name, bits_n, u, v);
+    };
+    for (const Strategy& st : strategies) {
+      st.call(bits_n);
+      float got = 0;
+      WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
+      WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+      line(st.name, got);
+    }
+    line("exact", exact_bits_sum);
+  }
   std::ofstream sweep(out_dir + "/sweep.csv");
   sweep << "strategy,n,us_per_call,gbps\n";
   fmt::print("\nwhole reductions, microseconds per call (back to back)\n{:>12}", "n");
