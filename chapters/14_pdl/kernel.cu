@@ -45,54 +45,6 @@ using namespace workbook::block_pass;
 }
 //! [grid_dependency]
 
-// Given: this thread's share of in[0, n), block_pass's thread_sum_of_input with one change,
-// ordinary loads (ld.global) instead of __ldg (ld.global.nc). The kernel ahead of this one may
-// have written the input while this grid was already resident; the read-only path is promised
-// fresh data only for memory no one writes during the kernel's life, and the wait's guarantee
-// does not cover it. The lesson's "The hardware fact" says more.
-__device__ __forceinline__ float thread_sum_of_input_plain(const float* in, std::size_t n,
-                                                           std::size_t head, const float4* body,
-                                                           std::size_t body_vectors,
-                                                           std::size_t tail_begin) {
-  const unsigned tid = threadIdx.x;
-  float v = 0.0f;
-  if (blockIdx.x == 0) {  // the 0-3 head and 0-3 tail elements
-    if (tid < head) {
-      v += in[tid];
-    }
-    if (tid < n - tail_begin) {
-      v += in[tail_begin + tid];
-    }
-  }
-  // Grid-stride loop over the float4 body, loads_in_flight loads issued before any is added.
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * threads_per_block;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * threads_per_block + tid;
-  for (; i + (loads_in_flight - 1) * stride < body_vectors; i += loads_in_flight * stride) {
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      r[k] = body[i + k * stride];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      v += sum4(r[k]);
-    }
-  }
-  if (i < body_vectors) {  // the last, partial round
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const std::size_t j = i + k * stride;
-      r[k] = (j < body_vectors) ? body[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      v += sum4(r[k]);
-    }
-  }
-  return v;
-}
-
 //! [kernels]
 // First pass: block b writes dst[b] (dst is *out for a grid of one block, the partials
 // otherwise). It may start while the kernel ahead of it still runs: the previous call's second
@@ -107,9 +59,12 @@ __global__ void __launch_bounds__(threads_per_block)
   //       together, so they all get there early, and the second pass can launch and wait on a
   //       free slot while this pass streams the input. Not before the wait, or later calls'
   //       kernels could launch ahead of this one without bound.
-  // The block pass of chapter 07 (given, with ordinary loads): thread 0 has the block's sum.
+  // The block pass of chapter 07 (given), with ordinary loads (Loads::plain) instead of __ldg:
+  // the kernel ahead of this one may have written the input while this grid was already
+  // resident, and the read-only path is promised fresh data only for memory no one writes during
+  // the kernel's life. The lesson's "The hardware fact" says more. Thread 0 has the block's sum.
   const float block_sum =
-      block_reduce_sum(thread_sum_of_input_plain(in, n, head, body, body_vectors, tail_begin));
+      block_reduce_sum(thread_sum_of_input<Loads::plain>(in, n, head, body, body_vectors, tail_begin));
   // TODO: thread 0 writes block_sum to dst[blockIdx.x].
   (void)block_sum;  // TODO: remove once the store uses it
 }

@@ -44,59 +44,6 @@ __device__ __forceinline__ void allow_next_grid_to_launch() {
 #endif
 }
 
-// This thread's share of in[0, n): the block pass's thread_sum_of_input (chapter 07) with one
-// change, ordinary loads (ld.global) instead of __ldg (ld.global.nc). The input may have been
-// written by the kernel ahead of this one while this grid was already resident. The read-only
-// path promises fresh data only for memory no one writes during the kernel's life; the wait's
-// promise is made in the terms of the PTX memory model, which covers ordinary loads. They stream
-// the input through the same LDG.E.128, only without .CONSTANT.
-__device__ __forceinline__ float thread_sum_of_input_plain(const float* in, std::size_t n,
-                                                           std::size_t head, const float4* body,
-                                                           std::size_t body_vectors,
-                                                           std::size_t tail_begin) {
-  const unsigned tid = threadIdx.x;
-  float v = 0.0f;
-
-  // The 0-3 head and 0-3 tail elements: a handful of threads of block 0 pick them up.
-  if (blockIdx.x == 0) {
-    if (tid < head) {
-      v += in[tid];
-    }
-    if (tid < n - tail_begin) {
-      v += in[tail_begin + tid];
-    }
-  }
-
-  // Grid-stride loop over the aligned body, loads_in_flight independent float4 loads issued
-  // before any of them is added, as in chapter 07.
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * threads_per_block;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * threads_per_block + tid;
-  for (; i + (loads_in_flight - 1) * stride < body_vectors; i += loads_in_flight * stride) {
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      r[k] = body[i + k * stride];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      v += sum4(r[k]);
-    }
-  }
-  if (i < body_vectors) {  // the last, partial round
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const std::size_t j = i + k * stride;
-      r[k] = (j < body_vectors) ? body[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      v += sum4(r[k]);
-    }
-  }
-  return v;
-}
-
 // First pass, the block pass of chapter 07: block b writes dst[b] (dst is *out for a grid of
 // one block, the partials otherwise).
 __global__ void __launch_bounds__(threads_per_block)
@@ -115,8 +62,13 @@ __global__ void __launch_bounds__(threads_per_block)
   // completed, and calls never pile up ahead of the one running.
   allow_next_grid_to_launch();
 
+  // The block pass with ordinary loads (ld.global) instead of __ldg (ld.global.nc): the input
+  // may have been written by the kernel ahead of this one while this grid was already resident.
+  // The read-only path promises fresh data only for memory no one writes during the kernel's
+  // life; the wait's promise is made in the terms of the PTX memory model, which covers ordinary
+  // loads. They stream the input through the same LDG.E.128, only without .CONSTANT.
   const float v =
-      block_reduce_sum(thread_sum_of_input_plain(in, n, head, body, body_vectors, tail_begin));
+      block_reduce_sum(thread_sum_of_input<Loads::plain>(in, n, head, body, body_vectors, tail_begin));
   if (threadIdx.x == 0) {
     dst[blockIdx.x] = v;  // written after the trigger, and still visible to the second pass
                           // after its wait: the wait waits for this whole grid to complete

@@ -94,9 +94,24 @@ static __device__ __forceinline__ float block_reduce_sum(float v) {
 
 static __device__ __forceinline__ float sum4(float4 r) { return (r.x + r.y) + (r.z + r.w); }
 
+// How the body is loaded. read_only: __ldg, the read-only path (LDG.E.128.CONSTANT), for input
+// that nothing writes while the kernel runs. plain: ordinary loads (LDG.E.128), for a kernel
+// that may start while the grid before it still writes (chapter 14's programmatic launch).
+enum class Loads { read_only, plain };
+
+template <Loads loads>
+static __device__ __forceinline__ float4 load_vector(const float4* p) {
+  if constexpr (loads == Loads::read_only) {
+    return __ldg(p);
+  } else {
+    return *p;
+  }
+}
+
 // This thread's share of in[0, n), for a grid of threads_per_block threads per block.
 // in[0, head) and in[tail_begin, n) are scalars; body[0, body_vectors) is in[head, tail_begin)
 // seen as float4 (split_at_16_bytes gives all four).
+template <Loads loads = Loads::read_only>
 static __device__ __forceinline__ float thread_sum_of_input(const float* in, std::size_t n,
                                                             std::size_t head, const float4* body,
                                                             std::size_t body_vectors,
@@ -125,7 +140,7 @@ static __device__ __forceinline__ float thread_sum_of_input(const float* in, std
     float4 r[loads_in_flight];
 #pragma unroll
     for (unsigned k = 0; k < loads_in_flight; ++k) {
-      r[k] = __ldg(&body[i + k * stride]);
+      r[k] = load_vector<loads>(&body[i + k * stride]);
     }
 #pragma unroll
     for (unsigned k = 0; k < loads_in_flight; ++k) {
@@ -139,7 +154,7 @@ static __device__ __forceinline__ float thread_sum_of_input(const float* in, std
 #pragma unroll
     for (unsigned k = 0; k < loads_in_flight; ++k) {
       const std::size_t j = i + k * stride;
-      r[k] = (j < body_vectors) ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      r[k] = (j < body_vectors) ? load_vector<loads>(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
 #pragma unroll
     for (unsigned k = 0; k < loads_in_flight; ++k) {
