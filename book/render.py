@@ -401,7 +401,7 @@ class Book:
         bits = list(csv.DictReader(open(bits_csv))) if bits_csv.exists() else []
         self.values = token_values(self.ladder, self.sweep, self.seed, self.device, self.ncu, self.runs, seed_run,
                                    bits)
-        run_dates = {json.load(open(d))["date"] for d in [results / "device.json", *sorted(results.glob("repeats/*/device.json"))]}
+        run_dates = {self.device["date"]} | {json.load(open(d))["date"] for d in results.glob("repeats/*/device.json")}
         self.values["run-dates"] = " and ".join(sorted(run_dates))
         self.lessons = [c for c in self.manifest["chapters"]
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <vector>
 
@@ -16,6 +17,13 @@
       std::exit(1);                                                                        \
     }                                                                                      \
   } while (0)
+
+// x[i] = (i * 2654435761 mod steps) / denominator + offset: a cheap, varied, reproducible input.
+// (1000, 1000, 0): [0, 1) in steps of 0.001; (1536, 1024, -0.5): [-0.5, 1) like the sweep's input.
+__global__ void fill(float* x, std::size_t n, unsigned steps, float denominator, float offset) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+    x[i] = static_cast<float>((i * 2654435761u) % steps) / denominator + offset;
+}
 
 // Median milliseconds of `reps` timings of f() on `stream`, after `warm` untimed calls.
 template <class F>

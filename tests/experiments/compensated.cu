@@ -54,10 +54,6 @@ __global__ void __launch_bounds__(threads_per_block) pass(const float4* body, st
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-__global__ void fill(float* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
-    x[i] = static_cast<float>((i * 2654435761u) % 1536) / 1024.0f - 0.5f;
-}
 
 }  // namespace
 
@@ -66,7 +62,7 @@ int main() {
   float *in = nullptr, *partials = nullptr;
   CHECK(cudaMalloc(&in, n * sizeof(float)));
   CHECK(cudaMalloc(&partials, 65536 * sizeof(float)));
-  fill<<<1024, 256>>>(in, n);
+  fill<<<1024, 256>>>(in, n, 1536, 1024.0f, -0.5f);
   CHECK(cudaDeviceSynchronize());
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));

@@ -17,21 +17,12 @@
 #include "common.cuh"
 #include "workbook/registry.hpp"
 
-namespace {
-
-__global__ void fill(float* x, std::size_t n) {  // uniform in [-0.5, 1), like the sweep's input
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
-    x[i] = static_cast<float>((i * 2654435761u) % 1536) / 1024.0f - 0.5f;
-}
-
-}  // namespace
-
 int main() {
   const std::size_t big = std::size_t(1) << 30;
   float *in = nullptr, *out = nullptr;
   CHECK(cudaMalloc(&in, big * sizeof(float)));
   CHECK(cudaMalloc(&out, sizeof(float)));
-  fill<<<4096, 256>>>(in, big);
+  fill<<<4096, 256>>>(in, big, 1536, 1024.0f, -0.5f);
   CHECK(cudaDeviceSynchronize());
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));

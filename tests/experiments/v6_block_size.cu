@@ -41,10 +41,6 @@ __global__ void __launch_bounds__(BlockSize) reduce_warp_shuffle_fixed(const flo
   }
 }
 
-__global__ void fill(float* x, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
-    x[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f;
-}
 
 }  // namespace
 
@@ -53,7 +49,7 @@ int main() {
   float *in = nullptr, *partials = nullptr;
   CHECK(cudaMalloc(&in, n * sizeof(float)));
   CHECK(cudaMalloc(&partials, (n / 512 + 1) * sizeof(float)));
-  fill<<<1024, 256>>>(in, n);
+  fill<<<1024, 256>>>(in, n, 1000, 1000.0f, 0.0f);
   CHECK(cudaDeviceSynchronize());
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
