@@ -17,10 +17,12 @@
 // 10 limbs of 32-bit digits held in 64-bit integers (carry-save), with integer atomicAdd. Both
 // paths are exact, so which one an element takes never changes the result.
 // (An integer fast path, (+-m) << (e - low) into an int64, issues about 16 instructions and
-// two branches per element and reached 1773 GB/s, 40% of the streaming-read ceiling; this one
-// 3964-4081 GB/s, 89-92%: NVIDIA H200, CUDA 13.0, 2026-12-01.)
-// Then as in chapter 11: each block writes its limbs, takes a ticket, and the last block adds
-// every block's limbs, propagates the carries and rounds.
+// two branches per element and reached 1773 GB/s, 40% of the streaming-read ceiling; this one,
+// with the merge below, 4216-4222 GB/s at 2^27, 97%: NVIDIA H200, CUDA 13.0, 2026-12-01.)
+// Then, as in chapter 11, the last block finishes, but what the blocks hand over is exact: each
+// block adds its limbs to the grid's totals in the workspace with 64-bit integer atomicAdd (the
+// same total in any order, unlike chapter 10's float atomics), takes a ticket, and the last block
+// takes the totals, propagates the carries and rounds.
 //
 // Policy, and the launch the tests choose (contract.hpp, Launch): any blocks in [1, 4096] and
 // threads a multiple of 64 in [64, 1024]; the plain call uses chapter 07's grid (the blocks
@@ -67,19 +69,33 @@ struct Accumulator {
   unsigned flags;
 };
 
-// What a block leaves in the workspace for the last block: its limbs with the carries
-// propagated (limbs 0-8 are digits in [0, 2^32), limb 9 carries the sign), and its flags.
-struct alignas(16) BlockRecord {
-  long long limbs[kLimbs];
+// The workspace: the grid's exact total so far, in the same limbs (each block adds its own with
+// integer atomics), the flags, and the ticket counter. All zero between launches: the last block
+// takes the totals and leaves zeros.
+struct Totals {
+  unsigned long long limbs[kLimbs];
   unsigned flags;
+  unsigned counter;
 };
-
-// Workspace: the ticket counter, then one record per block (up to kMaxBlocks).
-constexpr std::size_t records_offset_bytes = 16;
-static_assert(records_offset_bytes % alignof(BlockRecord) == 0, "records stay aligned");
 
 __device__ __forceinline__ void add_to_limb(Accumulator& acc, unsigned limb, long long value) {
   atomicAdd(&acc.limbs[limb], static_cast<unsigned long long>(value));
+}
+
+// A block's exact sum added to the grid's totals: its limbs with the carries propagated (digits
+// below 2^32, limb 9 signed), so 4096 blocks add up without overflow. Integer atomicAdd wraps
+// modulo 2^64, two's-complement addition: the totals are the same whatever order the blocks come
+// in. One thread calls it.
+__device__ __forceinline__ void add_to_totals(Totals& totals, const long long (&digits)[kLimbs],
+                                              unsigned flags) {
+  for (int k = 0; k < kLimbs; ++k) {
+    if (digits[k] != 0) {
+      atomicAdd(&totals.limbs[k], static_cast<unsigned long long>(digits[k]));
+    }
+  }
+  if (flags != 0) {
+    atomicOr(&totals.flags, flags);
+  }
 }
 
 // The slow path: one element added exactly to the block's limbs, or its flag set.
@@ -141,12 +157,10 @@ __device__ __forceinline__ bool add_float4(float4 r, Bounds b, double (&lanes)[4
 
 // The elements of r that add_float4 left out, added exactly to the block's limbs. Rare.
 __device__ inline __noinline__ void add_misses(float4 r, Bounds b, Accumulator& acc) {
-  const float v[4] = {r.x, r.y, r.z, r.w};
-  for (int k = 0; k < 4; ++k) {
-    if (!in_window(v[k], b)) {
-      add_exactly(acc, __float_as_uint(v[k]));
-    }
-  }
+  if (!in_window(r.x, b)) add_exactly(acc, __float_as_uint(r.x));
+  if (!in_window(r.y, b)) add_exactly(acc, __float_as_uint(r.y));
+  if (!in_window(r.z, b)) add_exactly(acc, __float_as_uint(r.z));
+  if (!in_window(r.w, b)) add_exactly(acc, __float_as_uint(r.w));
 }
 
 // One scalar element (the 0-3 head and tail elements).
@@ -369,8 +383,7 @@ __device__ __forceinline__ void finish(Accumulator& acc, const float* in, std::s
 
 __global__ void __launch_bounds__(kMaxThreads)
     reduce_exact(const float* in, std::size_t n, std::size_t head, const float4* body,
-                 std::size_t body_vectors, std::size_t tail_begin, BlockRecord* records,
-                 unsigned* counter, float* out) {
+                 std::size_t body_vectors, std::size_t tail_begin, Totals* totals, float* out) {
   __shared__ Accumulator acc;
   const unsigned tid = threadIdx.x;
   if (tid < kLimbs) {
@@ -403,27 +416,30 @@ __global__ void __launch_bounds__(kMaxThreads)
       add_scalar(in[tail_begin + tid], bounds, lanes, acc);
     }
   }
-  add_round(r, bounds, lanes, acc);
-  i += loads_in_flight * stride;
-  unsigned rounds = 1;
-  for (; i + (loads_in_flight - 1) * stride < body_vectors; i += loads_in_flight * stride) {
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      r[k] = __ldg(&body[i + k * stride]);
-    }
+  // One copy of the round's code, for the first round, the full rounds and the last, partial one.
+  unsigned rounds = 0;
+  while (true) {
     add_round(r, bounds, lanes, acc);
+    i += loads_in_flight * stride;
+    if (i >= body_vectors) {
+      break;
+    }
     if (++rounds == kFlushRounds) {  // before a double could round
       flush_thread(acc, take_lanes(lanes, low), low);
       rounds = 0;
     }
-  }
-  if (i < body_vectors) {
+    if (i + (loads_in_flight - 1) * stride < body_vectors) {
 #pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const std::size_t j = i + k * stride;
-      r[k] = (j < body_vectors) ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (unsigned k = 0; k < loads_in_flight; ++k) {
+        r[k] = __ldg(&body[i + k * stride]);
+      }
+    } else {
+#pragma unroll
+      for (unsigned k = 0; k < loads_in_flight; ++k) {
+        const std::size_t j = i + k * stride;
+        r[k] = (j < body_vectors) ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
     }
-    add_round(r, bounds, lanes, acc);
   }
   const unsigned long long window = take_lanes(lanes, low);
   flush_warp(acc, window, low);
@@ -440,54 +456,24 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int k = 0; k < kLimbs; ++k) {
       limbs[k] = static_cast<long long>(acc.limbs[k]);
     }
-    propagate_carries(limbs);  // digits below 2^32: 4096 blocks add up without overflow
-    BlockRecord& mine = records[blockIdx.x];
-    for (int k = 0; k < kLimbs; ++k) {
-      mine.limbs[k] = limbs[k];
-    }
-    mine.flags = acc.flags;
-    __threadfence();  // release: the record is visible device-wide before the ticket
-    const unsigned ticket = atomicAdd(counter, 1u);
+    propagate_carries(limbs);
+    add_to_totals(*totals, limbs, acc.flags);
+    __threadfence();  // release: this block's adds are in the totals before its ticket
+    const unsigned ticket = atomicAdd(&totals->counter, 1u);
     const bool last = ticket == gridDim.x - 1;
     if (last) {
-      __threadfence();  // acquire: the record loads below come after every other block's record
+      __threadfence();  // acquire: the totals read below hold every block's adds
+      for (int k = 0; k < kLimbs; ++k) {
+        acc.limbs[k] = atomicExch(&totals->limbs[k], 0ull);  // taken, and zero for the next launch
+      }
+      acc.flags = atomicExch(&totals->flags, 0u);
+      totals->counter = 0;
     }
     is_last_block = last;
   }
   __syncthreads();
-  if (!is_last_block) {
-    return;
-  }
-
-  // The last block adds every record, limb by limb: thread t adds limb t % 10 of the records
-  // t / 10, t / 10 + per_pass, ...; integer sums, so the order does not matter.
-  if (tid < kLimbs) {
-    acc.limbs[tid] = 0;
-  }
-  if (tid == 0) {
-    acc.flags = 0;
-  }
-  __syncthreads();
-  const unsigned per_pass = blockDim.x / kLimbs;  // records per pass (>= 6 for 64 threads)
-  if (tid < per_pass * kLimbs) {
-    const unsigned limb = tid % kLimbs;
-    long long sum = 0;
-    unsigned flags = 0;
-    for (unsigned b = tid / kLimbs; b < gridDim.x; b += per_pass) {
-      sum += __ldcg(&records[b].limbs[limb]);
-      if (limb == 0) {
-        flags |= __ldcg(&records[b].flags);
-      }
-    }
-    add_to_limb(acc, limb, sum);
-    if (flags != 0) {
-      atomicOr(&acc.flags, flags);
-    }
-  }
-  __syncthreads();
-  finish(acc, in, n, out);
-  if (tid == 0) {
-    *counter = 0;  // every block has its ticket; the next launch on this workspace starts at 0
+  if (is_last_block) {
+    finish(acc, in, n, out);
   }
 }
 
@@ -498,10 +484,8 @@ unsigned default_blocks(std::size_t n) {
   return static_cast<unsigned>(std::min<std::size_t>(blocks, kMaxBlocks));
 }
 
-// One record per block of the largest grid a caller may ask for, whatever n.
-std::size_t workspace_bytes(std::size_t /*n*/) {
-  return records_offset_bytes + std::size_t{kMaxBlocks} * sizeof(BlockRecord);
-}
+// The totals and the ticket, whatever n and whatever grid.
+std::size_t workspace_bytes(std::size_t /*n*/) { return sizeof(Totals); }
 
 void reduce_tuned(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream,
                   workbook::Launch launch) {
@@ -511,11 +495,8 @@ void reduce_tuned(const float* in, std::size_t n, float* out, void* workspace, c
   threads = std::min(std::max(threads / 64 * 64, 64u), kMaxThreads);  // whole pairs of warps
 
   const Split s = split_at_16_bytes(in, n);
-  auto* counter = static_cast<unsigned*>(workspace);
-  auto* records =
-      reinterpret_cast<BlockRecord*>(static_cast<char*>(workspace) + records_offset_bytes);
   reduce_exact<<<blocks, threads, 0, stream>>>(in, n, s.head, s.body, s.body_vectors,
-                                               s.tail_begin, records, counter, out);
+                                               s.tail_begin, static_cast<Totals*>(workspace), out);
 }
 
 }  // namespace
