@@ -275,7 +275,9 @@ def plots(ladder, sweep, device, images):
     fig, ax = plt.subplots(figsize=(8, 4.2))
     gbps = [float(ladder[c]["gbps"]) for c in chapters]
     labels = [ladder[c]["version"] for c in chapters]
-    bars = ax.bar(labels, gbps, color=["#4c72b0"] * (len(chapters) - 1) + ["#999999"])
+    # Block passes blue; whole reductions (CUB, chapter 15, CUB's gpu_to_gpu mode) grey.
+    whole = {"cub", "cub_gpu_to_gpu", "15_reproducible"}
+    bars = ax.bar(labels, gbps, color=["#999999" if c in whole else "#4c72b0" for c in chapters])
     ceiling = float(ladder["ceiling"]["gbps"])
     ax.axhline(ceiling, color="#c44e52", linestyle="--", linewidth=1)
     ax.text(0, ceiling * 1.01, f"streaming-read ceiling {ceiling:.0f} GB/s", color="#c44e52", fontsize=8)
@@ -283,7 +285,7 @@ def plots(ladder, sweep, device, images):
         ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 40,
                 f"{float(ladder[c]['percent_of_ceiling']):.0f}%", ha="center", fontsize=8)
     ax.set_ylabel("GB/s at n = 2^27")
-    ax.set_title("Reference block passes V0-V7 and CUB", fontsize=10)
+    ax.set_title("Reference block passes V0-V7; whole reductions (grey): CUB, chapter 15", fontsize=10)
     ax.set_ylim(0, ceiling * 1.12)
     fig.text(0.01, 0.01, caption, fontsize=7, color="#555555")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
@@ -315,7 +317,8 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manif
            "turned into pages and plots when the book is built.", "",
            "## The ladder: block passes V0-V7 at n = 2^27", "",
            "Input bytes read over the median of 30 CUDA-event timings after 3 warm-ups; the ceiling is the "
-           "harness's streaming-read kernel in the same process. CUB is the whole reduction.", "",
+           "harness's streaming-read kernel in the same process. CUB, chapter 15 and CUB's reproducible "
+           "`gpu_to_gpu` mode (where the run had CCCL 3.1 or later) are whole reductions to one float.", "",
            "\\image html ladder.svg", "", "| chapter | version | GB/s | % of ceiling |", "|---|---|---:|---:|"]
     for c, r in ladder.items():
         out.append(f"| {c} | {r['version']} | {float(r['gbps']):.0f} | {float(r['percent_of_ceiling']):.1f}% |")

@@ -3,15 +3,19 @@
 //
 //   workbook_bench [results-dir]     writes ladder.csv, sweep.csv, bits.csv and device.json there
 //
-// The ladder (block passes V0-V7 and CUB at n = 2^27): bytes = n x 4 read;
+// The ladder (block passes V0-V7 at n = 2^27, and beside them the whole reductions that are
+// judged against the ceiling there: CUB, chapter 15 and CUB's reproducible gpu_to_gpu mode):
+// bytes = n x 4 read;
 // GB/s = bytes / median time of 30 CUDA-event timings after 3 warm-ups;
 // 2^27 floats = 512 MB, over 8x the H200's L2.
-// The sweep (whole reductions 08-12 and CUB, n = 2^10 .. 2^30): microseconds
+// The sweep (whole reductions 08-15 and CUB, n = 2^10 .. 2^30): microseconds
 // per call, timed back to back: 20 calls between one pair of events, divided
 // by 20, median of 15 such timings (a single call between its own events
 // would add the events' own cost, which dominates below 2^22).
 // The bits (chapter 15's lesson): every whole reduction and CUB on one input, 2^20 + 12345
 // floats, the result's bits beside the correctly rounded sum.
+// CUB's gpu_to_gpu mode is in all three when the build was given CCCL 3.1+ headers
+// (WORKBOOK_CCCL_INCLUDE, tests/fetch_cccl.sh): CUDA 13.0's own CCCL 3.0 does not have it.
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +33,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#if WORKBOOK_CUB_GPU_TO_GPU
+#include "cub_gpu_to_gpu.hpp"
+#endif
 #include "workbook/device.hpp"
 #include "workbook/exact_sum.hpp"
 #include "workbook/inputs.hpp"
@@ -41,6 +48,11 @@
 namespace {
 
 using namespace workbook;
+
+// The whole reduction timed in the ladder beside CUB: chapter 15's target is a fraction of the
+// streaming-read ceiling at 2^27. And the name of CUB's reproducible mode in the results.
+constexpr const char* kReproducible = "15_reproducible";
+constexpr const char* kCubGpuToGpu = "cub_gpu_to_gpu";
 
 struct Row {
   std::string chapter, version, title;
@@ -102,21 +114,38 @@ int main(int argc, char** argv) {
                     time_on_stream(run, stream).gbps(bytes)});
   }
 
-  // CUB: the whole reduction to one float, its temporary storage allocated once.
+  // Whole reductions to one float beside the block passes: CUB (its temporary storage allocated
+  // once), chapter 15 and CUB's gpu_to_gpu mode, each checked first.
   DeviceBuffer<float> total(1);
   std::size_t temp_bytes = 0;
   WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, input.data(), total.data(), n, stream));
   DeviceBuffer<unsigned char> temp(temp_bytes);
-  const auto cub_sum = [&] {
-    WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, input.data(), total.data(), n, stream));
+  const auto whole = [&](const std::string& chapter, const std::string& version, const std::string& title,
+                         const std::function<void()>& sum) {
+    sum();
+    float got = 0;
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!check.passes(got)) fmt::print(stderr, "{}: wrong sum, {}\n", chapter, check.describe(got));
+    rows.push_back({chapter, version, title, n, time_on_stream(sum, stream).gbps(bytes)});
   };
-  cub_sum();
-  float cub_total = 0;
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&cub_total, total.data(), sizeof cub_total, cudaMemcpyDeviceToHost, stream));
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (!check.passes(cub_total)) fmt::print(stderr, "cub: wrong sum, {}\n", check.describe(cub_total));
-  rows.push_back({"cub", "CUB", "cub::DeviceReduce::Sum (whole reduction)", n,
-                  time_on_stream(cub_sum, stream).gbps(bytes)});
+  whole("cub", "CUB", "cub::DeviceReduce::Sum (whole reduction)", [&] {
+    WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, input.data(), total.data(), n, stream));
+  });
+  std::unique_ptr<DeviceBuffer<unsigned char>> reproducible_ws;
+  if (const Entry* e = find_entry(kReproducible, "reference")) {
+    const ChapterSpec* spec = manifest.find(e->chapter);
+    reproducible_ws = std::make_unique<DeviceBuffer<unsigned char>>(std::max<std::size_t>(e->workspace_bytes(n), 1));
+    WORKBOOK_CUDA_CHECK(cudaMemset(reproducible_ws->data(), 0, reproducible_ws->size()));
+    void* ws = reproducible_ws->data();
+    whole(e->chapter, spec ? spec->version : "?", spec ? spec->title : "",
+          [&, e, ws] { e->reduce(input.data(), n, total.data(), ws, stream); });
+  }
+#if WORKBOOK_CUB_GPU_TO_GPU
+  whole(kCubGpuToGpu, "CUB g2g", fmt::format("cub::DeviceReduce::Sum, gpu_to_gpu determinism (CUB {})",
+                                             bench::cub_gpu_to_gpu_version()),
+        [&] { WORKBOOK_CUDA_CHECK(bench::cub_gpu_to_gpu_sum(input.data(), n, total.data(), stream)); });
+#endif
 
   // The sweep: whole reductions against CUB, one input of 2^30 floats whose
   // prefixes are the inputs of each size.
@@ -164,6 +193,11 @@ int main(int argc, char** argv) {
     std::size_t bytes_needed = big_temp_bytes;
     WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
   }});
+#if WORKBOOK_CUB_GPU_TO_GPU
+  strategies.push_back({kCubGpuToGpu, [&](std::size_t m) {
+    WORKBOOK_CUDA_CHECK(bench::cub_gpu_to_gpu_sum(big_input.data(), m, total.data(), stream));
+  }});
+#endif
   {
     // The same input through every strategy: the bits of each result.
     std::ofstream bits(out_dir + "/bits.csv");
