@@ -25,10 +25,10 @@ using namespace workbook::block_pass;
 
 enum class Sum { plain, kahan, wide };
 
-template <Sum kind>
-__global__ void __launch_bounds__(threads_per_block) pass(const float4* body, std::size_t vectors, float* partials) {
-  float s = 0.0f, c = 0.0f;  // c: Kahan's running compensation
-  double d = 0.0;
+// The loads every kernel here shares: a thread's rounds of loads_in_flight float4 (zeros past
+// the end), grid-stride over the launch, each float4 handed to add in order.
+template <class Add>
+__device__ __forceinline__ void for_each_float4(const float4* body, std::size_t vectors, Add add) {
   const std::size_t stride = std::size_t{gridDim.x} * threads_per_block;
   for (std::size_t i = std::size_t{blockIdx.x} * threads_per_block + threadIdx.x; i < vectors; i += loads_in_flight * stride) {
     float4 r[loads_in_flight];
@@ -38,23 +38,30 @@ __global__ void __launch_bounds__(threads_per_block) pass(const float4* body, st
       r[k] = j < vectors ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
 #pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const float x[4] = {r[k].x, r[k].y, r[k].z, r[k].w};
+    for (unsigned k = 0; k < loads_in_flight; ++k) add(r[k]);
+  }
+}
+
+template <Sum kind>
+__global__ void __launch_bounds__(threads_per_block) pass(const float4* body, std::size_t vectors, float* partials) {
+  float s = 0.0f, c = 0.0f;  // c: Kahan's running compensation
+  double d = 0.0;
+  for_each_float4(body, vectors, [&](float4 r) {
+    const float x[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        if (kind == Sum::plain) {
-          s += x[q];
-        } else if (kind == Sum::kahan) {
-          const float y = x[q] - c;
-          const float t = s + y;
-          c = (t - s) - y;
-          s = t;
-        } else {
-          d += static_cast<double>(x[q]);
-        }
+    for (int q = 0; q < 4; ++q) {
+      if (kind == Sum::plain) {
+        s += x[q];
+      } else if (kind == Sum::kahan) {
+        const float y = x[q] - c;
+        const float t = s + y;
+        c = (t - s) - y;
+        s = t;
+      } else {
+        d += static_cast<double>(x[q]);
       }
     }
-  }
+  });
   const float v = kind == Sum::wide ? static_cast<float>(d) : s;
   const float total = block_reduce_sum(v);
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
@@ -65,20 +72,10 @@ __global__ void __launch_bounds__(threads_per_block) pass(const float4* body, st
 // by a max over each thread, its warp, then atomicMax.
 __global__ void __launch_bounds__(threads_per_block) largest_exponent(const float4* body, std::size_t vectors, unsigned* top) {
   unsigned m = 0;
-  const std::size_t stride = std::size_t{gridDim.x} * threads_per_block;
-  for (std::size_t i = std::size_t{blockIdx.x} * threads_per_block + threadIdx.x; i < vectors; i += loads_in_flight * stride) {
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const std::size_t j = i + k * stride;
-      r[k] = j < vectors ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      m = max(m, max(max(__float_as_uint(r[k].x) & 0x7f800000u, __float_as_uint(r[k].y) & 0x7f800000u),
-                     max(__float_as_uint(r[k].z) & 0x7f800000u, __float_as_uint(r[k].w) & 0x7f800000u)));
-    }
-  }
+  for_each_float4(body, vectors, [&](float4 r) {
+    m = max(m, max(max(__float_as_uint(r.x) & 0x7f800000u, __float_as_uint(r.y) & 0x7f800000u),
+                   max(__float_as_uint(r.z) & 0x7f800000u, __float_as_uint(r.w) & 0x7f800000u)));
+  });
   for (unsigned offset = warp_size / 2; offset > 0; offset >>= 1) m = max(m, __shfl_xor_sync(full_warp, m, offset));
   if (threadIdx.x % warp_size == 0) atomicMax(top, m);
 }
@@ -91,20 +88,10 @@ __global__ void __launch_bounds__(threads_per_block) fixed_point(const float4* b
   const unsigned e = *top >> 23;
   const float scale = __uint_as_float((127u + 30u + 127u - e) << 23);  // 2^(157 - e), e >= 31 here
   long long acc = 0;
-  const std::size_t stride = std::size_t{gridDim.x} * threads_per_block;
-  for (std::size_t i = std::size_t{blockIdx.x} * threads_per_block + threadIdx.x; i < vectors; i += loads_in_flight * stride) {
-    float4 r[loads_in_flight];
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      const std::size_t j = i + k * stride;
-      r[k] = j < vectors ? __ldg(&body[j]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < loads_in_flight; ++k) {
-      acc += __float2ll_rn(r[k].x * scale) + __float2ll_rn(r[k].y * scale) + __float2ll_rn(r[k].z * scale) +
-             __float2ll_rn(r[k].w * scale);
-    }
-  }
+  for_each_float4(body, vectors, [&](float4 r) {
+    acc += __float2ll_rn(r.x * scale) + __float2ll_rn(r.y * scale) + __float2ll_rn(r.z * scale) +
+           __float2ll_rn(r.w * scale);
+  });
   for (unsigned offset = warp_size / 2; offset > 0; offset >>= 1) acc += __shfl_down_sync(full_warp, acc, offset);
   if (threadIdx.x % warp_size == 0) atomicAdd(total, static_cast<unsigned long long>(acc));
 }
