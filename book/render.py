@@ -275,9 +275,9 @@ def plots(ladder, sweep, device, images):
     fig, ax = plt.subplots(figsize=(8, 4.2))
     gbps = [float(ladder[c]["gbps"]) for c in chapters]
     labels = [ladder[c]["version"] for c in chapters]
-    # Block passes blue; whole reductions (CUB, chapter 15, CUB's gpu_to_gpu mode) grey.
-    whole = {"cub", "cub_gpu_to_gpu", "15_reproducible"}
-    bars = ax.bar(labels, gbps, color=["#999999" if c in whole else "#4c72b0" for c in chapters])
+    # Block passes (versions V0-V7) blue; the whole reductions beside them (CUB, chapter 15, CUB's
+    # gpu_to_gpu mode) grey.
+    bars = ax.bar(labels, gbps, color=["#4c72b0" if v.startswith("V") else "#999999" for v in labels])
     ceiling = float(ladder["ceiling"]["gbps"])
     ax.axhline(ceiling, color="#c44e52", linestyle="--", linewidth=1)
     ax.text(0, ceiling * 1.01, f"streaming-read ceiling {ceiling:.0f} GB/s", color="#c44e52", fontsize=8)

@@ -22,10 +22,6 @@ cudaError_t cub_gpu_to_gpu_sum(const float* in, std::size_t n, float* out, cudaS
   return cub::DeviceReduce::Sum(in, out, static_cast<long long>(n), env);
 }
 
-const char* cub_gpu_to_gpu_version() {
-#define WORKBOOK_STR2(x) #x
-#define WORKBOOK_STR(x) WORKBOOK_STR2(x)
-  return WORKBOOK_STR(CUB_VERSION);
-}
+int cub_gpu_to_gpu_version() { return CUB_VERSION; }
 
 }  // namespace workbook::bench

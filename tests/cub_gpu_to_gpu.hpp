@@ -11,7 +11,7 @@ namespace workbook::bench {
 //! Enqueues the sum of in[0, n) into *out on stream, reproducible from GPU to GPU.
 cudaError_t cub_gpu_to_gpu_sum(const float* in, std::size_t n, float* out, cudaStream_t stream);
 
-//! CUB_VERSION of the headers it was compiled with, e.g. "300500".
-const char* cub_gpu_to_gpu_version();
+//! CUB_VERSION of the headers it was compiled with, e.g. 300500.
+int cub_gpu_to_gpu_version();
 
 }  // namespace workbook::bench
