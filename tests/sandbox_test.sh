@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The sandbox helper on this machine, without a GPU: a program inside cannot write outside its
+# scratch folder, reach the network or read a home folder; a process it starts and hides (a new
+# session, then its parent gone) dies with it and writes nothing later; the report says what was
+# enforced. Then the same inside a sandbox that refuses namespaces, where the helper falls back to
+# killing every descendant itself.
+#   sandbox_test.sh <workbook-sandbox> <work folder>
+set -uo pipefail
+helper=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work/scratch" "$work/outside"
+cp "$helper" "$work/scratch/workbook-sandbox"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+cat >"$work/scratch/inside.sh" <<'SH'
+marker=$1
+# A process that hides: a new session, its parent gone, then a file written later.
+(setsid sh -c "sleep 3; : $marker" >/dev/null 2>&1 </dev/null &)
+(setsid sh -c "sleep 2; echo escaped > ./escaped-$marker" >/dev/null 2>&1 </dev/null &)
+{ echo hi >"$OUTSIDE/written"; } 2>/dev/null && echo "wrote outside"
+echo hi >./inside && echo "wrote inside"
+cat "$HOMEFILE" >/dev/null 2>&1 && echo "read home"
+python3 -c "import socket; socket.create_connection(('127.0.0.1', 9), timeout=1)" 2>/dev/null && echo "connected"
+python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', 9))" 2>/dev/null && echo "sent udp"
+exit 0
+SH
+run() {  # run <report file> <marker> <extra helper args...>
+  local report=$1 marker=$2; shift 2
+  "$@" --report-fd 9 --scratch "$work/scratch" --read "$work/scratch" \
+    --env PATH=/usr/bin:/bin --env OUTSIDE="$work/outside" --env HOMEFILE="$work/outside/secret" \
+    -- /bin/sh "$work/scratch/inside.sh" "$marker" 9>"$report"
+}
+echo secret >"$work/outside/secret"
+chmod 600 "$work/outside/secret"
+check() {  # check <what> <output> <marker>
+  local what=$1 out=$2 marker=$3
+  for bad in "wrote outside" "read home" "connected" "sent udp"; do
+    grep -q "$bad" <<<"$out" && fail "$what: the program $bad"
+  done
+  grep -q "wrote inside" <<<"$out" || fail "$what: the program could not write its scratch folder"
+  pgrep -f "$marker" >/dev/null && fail "$what: a hidden process outlived the sandbox"
+  sleep 3
+  [ -e "$work/scratch/escaped-$marker" ] && fail "$what: a hidden process wrote a file after the sandbox ended"
+  pgrep -f "$marker" >/dev/null && fail "$what: a hidden process is still running"
+  pkill -f "$marker" 2>/dev/null
+  return 0
+}
+
+out=$(run "$work/report.json" marker-one-$$ "$helper" 2>&1)
+echo "$out"; cat "$work/report.json"
+check "sandbox" "$out" marker-one-$$
+python3 - "$work/report.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+need = {"read-only file system", "resource limits"}
+missing = need - set(r["enforced"])
+contained = "process namespace" in r["enforced"] or "kill all descendants" in r["enforced"]
+if missing or not contained or r["error"]:
+    print("FAIL: the report lacks", missing or "containment", r)
+    sys.exit(1)
+print("report:", ", ".join(r["enforced"]), "| not:", "; ".join(r["missing"]) or "-")
+PY
+
+# Nested: the inner helper cannot create namespaces (the outer one's filter refuses them), so it
+# falls back to killing every descendant itself.
+cat >"$work/scratch/nested.sh" <<SH
+./workbook-sandbox --report-fd 8 --scratch "$work/scratch" --read "$work/scratch" --env PATH=/usr/bin:/bin \
+  --env OUTSIDE="$work/outside" --env HOMEFILE="$work/outside/secret" -- /bin/sh "$work/scratch/inside.sh" marker-two-$$ 8>./inner.json
+sleep 3
+pgrep -f marker-two-$$ >/dev/null && echo "inner survivor"
+[ -e "$work/scratch/escaped-marker-two-$$" ] && echo "inner escaped"
+cat ./inner.json
+SH
+out=$("$helper" --report-fd 9 --scratch "$work/scratch" --read "$work/scratch" --env PATH=/usr/bin:/bin \
+  -- /bin/sh "$work/scratch/nested.sh" 9>/dev/null 2>&1)
+echo "$out"
+grep -q "inner survivor\|inner escaped" <<<"$out" && fail "without namespaces: a hidden process outlived the sandbox"
+grep -q '"kill all descendants"' <<<"$out" || fail "without namespaces: the helper did not fall back to killing descendants"
+check "without namespaces" "$(grep -v '^{' <<<"$out")" marker-two-$$
+echo "sandbox test: $failures failure(s)"
+[ $failures -eq 0 ]
