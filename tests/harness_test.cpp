@@ -1,4 +1,5 @@
 // Host-only tests of the harness: they need no GPU and run in CI.
+#include <algorithm>
 #include <cstdint>
 #include <cmath>
 #include <fstream>
@@ -44,18 +45,44 @@ TEST(RandomInput, IsReproducibleAndInRange) {
   EXPECT_NEAR(mean, 0.25, 0.02);
 }
 
+std::size_t mark_at(const ExactPlan& plan, std::size_t position) {
+  return static_cast<std::size_t>(std::find(plan.positions.begin(), plan.positions.end(), position) -
+                                  plan.positions.begin());
+}
+
+std::string value_name(const ExactPlan& plan, std::size_t k) {
+  return "(value 2^" + std::to_string(plan.exponents[k] + plan.scale) + ")";
+}
+
 TEST(ExactPlan, MarksEdgesAndDistinctPositions) {
-  for (std::size_t n : {1ul, 2ul, 24ul, 25ul, 257ul, 1000ul, 1ul << 20, (1ul << 31) + 7}) {
+  for (std::size_t n : {1ul, 2ul, 22ul, 25ul, 257ul, 1000ul, 1ul << 20, (1ul << 31) + 7}) {
     const ExactPlan plan = make_exact_plan(n, 7);
-    EXPECT_EQ(plan.positions.size(), std::min<std::size_t>(n, 24)) << n;
+    EXPECT_EQ(plan.positions.size(), std::min<std::size_t>(n, kExactMarks)) << n;
     const std::set<std::size_t> unique(plan.positions.begin(), plan.positions.end());
     EXPECT_EQ(unique.size(), plan.positions.size()) << n;
     EXPECT_TRUE(unique.count(0)) << n;
     EXPECT_TRUE(unique.count(n - 1)) << n;
     for (std::size_t p : plan.positions) EXPECT_LT(p, n);
+    const std::set<int> exponents(plan.exponents.begin(), plan.exponents.end());
+    EXPECT_EQ(exponents.size(), plan.positions.size()) << n;
+    for (int e : plan.exponents) EXPECT_TRUE(e >= 0 && e < 24) << n;
   }
   const ExactPlan big = make_exact_plan((1ul << 31) + 7, 1);
   EXPECT_TRUE(std::count(big.positions.begin(), big.positions.end(), 1ul << 31)) << "2^31 edge";
+}
+
+TEST(ExactPlan, TotalsDifferFromSeedToSeed) {
+  // A kernel must not be able to answer an exact test without reading its input.
+  std::set<double> totals;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) totals.insert(make_exact_plan(1000, seed).total());
+  EXPECT_GE(totals.size(), 38u);
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const ExactPlan plan = make_exact_plan(1000, seed);
+    double sum = 0;
+    for (float v : plan.dense()) sum += v;
+    EXPECT_EQ(sum, plan.total());
+    EXPECT_EQ(static_cast<double>(static_cast<float>(plan.total())), plan.total()) << "exact in float";
+  }
 }
 
 TEST(ExactPartials, AcceptsAnyBlockingOfTheRightElements) {
@@ -68,20 +95,23 @@ TEST(ExactPartials, AcceptsAnyBlockingOfTheRightElements) {
 TEST(ExactPartials, NamesADroppedElement) {
   const ExactPlan plan = make_exact_plan(1000, 3);
   std::vector<float> partials = partials_from(plan, 256);
-  partials.back() -= plan.value(1);  // element n-1 holds 2^1
+  const std::size_t k = mark_at(plan, 999);
+  partials.back() -= plan.value(k);
   const std::string why = explain_exact_partials(plan, partials);
-  EXPECT_NE(why.find("element 999 (value 2^1) is in no partial"), std::string::npos) << why;
+  EXPECT_NE(why.find("element 999 " + value_name(plan, k) + " is in no partial"), std::string::npos) << why;
 }
 
 TEST(ExactPartials, NamesADoubleCount) {
   const ExactPlan plan = make_exact_plan(1000, 3);
+  const std::size_t k = mark_at(plan, 0);
   std::vector<float> partials = partials_from(plan, 256);
-  partials[0] += plan.value(0);  // element 0 (2^0) counted again in partial 0 -> carries
+  partials[0] += plan.value(k);  // element 0 counted again in partial 0 -> carries
   EXPECT_NE(explain_exact_partials(plan, partials), "");
   partials = partials_from(plan, 256);
-  partials[1] += plan.value(0);  // ... or in another block
+  partials[1] += plan.value(k);  // ... or in another block
   const std::string why = explain_exact_partials(plan, partials);
-  EXPECT_NE(why.find("element 0 (value 2^0) is counted in partials 0, 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("element 0 " + value_name(plan, k) + " is counted in partials 0, 1"), std::string::npos)
+      << why;
 }
 
 TEST(ExactPartials, NamesUnwrittenAndGarbagePartials) {
@@ -91,15 +121,17 @@ TEST(ExactPartials, NamesUnwrittenAndGarbagePartials) {
   EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is never written"), std::string::npos);
   partials[2] = std::nanf("");
   EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is NaN"), std::string::npos);
-  partials[2] = 0.5f;
-  EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is 0.5"), std::string::npos);
+  partials[2] = static_cast<float>(plan.unit() / 2);  // half a unit: no set of marks adds up to it
+  EXPECT_NE(explain_exact_partials(plan, partials).find("partial 2 is "), std::string::npos);
 }
 
 TEST(ExactTotal, NamesMissingElements) {
   const ExactPlan plan = make_exact_plan(100, 3);
   EXPECT_EQ(explain_exact_total(plan, static_cast<float>(plan.total())), "");
-  const std::string why = explain_exact_total(plan, static_cast<float>(plan.total() - 4));
-  EXPECT_NE(why.find("value 2^2) is missing"), std::string::npos) << why;
+  const std::string why = explain_exact_total(plan, static_cast<float>(plan.total() - plan.value(2)));
+  EXPECT_NE(why.find("element " + std::to_string(plan.positions[2]) + " " + value_name(plan, 2) + " is missing"),
+            std::string::npos)
+      << why;
   EXPECT_NE(explain_exact_total(plan, poison()).find("never written"), std::string::npos);
 }
 

@@ -40,25 +40,39 @@ float random_value(std::uint64_t seed, std::uint64_t i);
 //! random_value(seed, 0 .. n-1).
 std::vector<float> random_input(std::size_t n, std::uint64_t seed);
 
-//! An exact input: zeros except `positions[k]`, which holds 2^k (k < 24).
-//! Every subset of these values sums exactly in float, in any order, so a
-//! dropped or double-counted element always changes the result, and each
-//! partial names the elements it holds.
+//! An exact input: zeros except `positions[k]`, which holds value(k) = 2^(exponents[k] + scale).
+//! The exponents are distinct and lie in one window of 24 (a random choice of them, in a random
+//! order), so every subset of the values sums exactly in float, in any order: a dropped or
+//! double-counted element always changes the result, and each partial names the elements it
+//! holds. The choice, the order and the scale come from the seed, so the total differs from run to
+//! run: a kernel cannot recognise the input from a few loads and answer without reading it.
+//! How many elements an exact input marks: fewer than the 24 exponents of the window, so which
+//! exponents are used (and so the total) is random too.
+inline constexpr std::size_t kExactMarks = 22;
+
 struct ExactPlan {
   std::size_t n = 0;
   std::vector<std::size_t> positions;
+  std::vector<int> exponents;  // distinct, in [0, 24): bit exponents[k] of a sum in units
+  int scale = 0;               // the unit is 2^scale
 
-  //! The sum of all marked elements: 2^K - 1 for K positions.
-  std::uint32_t total() const { return static_cast<std::uint32_t>((1ull << positions.size()) - 1); }
-  float value(std::size_t k) const { return static_cast<float>(1u << k); }
+  //! The value at positions[k].
+  float value(std::size_t k) const;
+  //! The value at positions[k] in units of 2^scale: a single bit.
+  std::uint32_t units(std::size_t k) const { return 1u << exponents[k]; }
+  //! The sum of all marked elements, in units and as a number.
+  std::uint32_t total_units() const;
+  double total() const;
+  //! 2^scale: a partial divided by it is a whole number of units.
+  double unit() const;
   std::vector<float> dense() const;  // the whole input, for small n
 };
 
 //! Marks element 0, element n-1, the elements on both sides of every block
 //! edge a kernel might use (32 .. 4096 elements, 4-element vector edges, 2^31
 //! and 2^32 where int and unsigned indices wrap) and
-//! the middle, then seeded random positions, up to 24 distinct positions.
-//! For n <= 24 every element is marked.
+//! the middle, then seeded random positions, up to kExactMarks distinct positions.
+//! For n <= kExactMarks every element is marked.
 ExactPlan make_exact_plan(std::size_t n, std::uint64_t seed);
 
 }  // namespace workbook

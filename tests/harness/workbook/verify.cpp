@@ -29,13 +29,27 @@ std::string describe_value(float v) {
   return fmt::format("{}", v);
 }
 
-// The marked elements whose bits are set in `whole`.
-std::vector<std::size_t> decode(std::uint32_t whole, std::size_t count) {
+// The marked elements whose bits are set in `units`.
+std::vector<std::size_t> decode(const ExactPlan& plan, std::uint32_t units) {
   std::vector<std::size_t> ks;
-  for (std::size_t k = 0; k < count; ++k) {
-    if (whole & (1u << k)) ks.push_back(k);
+  for (std::size_t k = 0; k < plan.exponents.size(); ++k) {
+    if (units & plan.units(k)) ks.push_back(k);
   }
   return ks;
+}
+
+// `v` in units of the plan, when it is a whole number of them in [0, 2^24).
+bool whole_units(const ExactPlan& plan, float v, std::uint32_t* units) {
+  if (!std::isfinite(v) || v < 0.0f) return false;
+  const double u = static_cast<double>(v) / plan.unit();
+  if (u >= 16777216.0 || u != std::floor(u)) return false;
+  *units = static_cast<std::uint32_t>(u);
+  return true;
+}
+
+// "2^-3": the value of marked element k.
+std::string value_name(const ExactPlan& plan, std::size_t k) {
+  return fmt::format("2^{}", plan.exponents[k] + plan.scale);
 }
 
 void add_line(std::string& out, std::size_t& lines, const std::string& line) {
@@ -117,32 +131,33 @@ std::string explain_exact_partials(const ExactPlan& plan, const std::vector<floa
   std::map<std::size_t, std::vector<std::size_t>> owners;  // marked element k -> partials
   for (std::size_t j = 0; j < partials.size(); ++j) {
     const float v = partials[j];
-    const bool whole = std::isfinite(v) && v >= 0.0f && v < 16777216.0f && v == std::floor(v);
-    if (!whole) {
+    std::uint32_t units = 0;
+    if (!whole_units(plan, v, &units)) {
       add_line(out, lines, fmt::format("partial {} is {}", j, describe_value(v)));
       continue;
     }
-    for (std::size_t k : decode(static_cast<std::uint32_t>(v), count)) owners[k].push_back(j);
-    if (static_cast<std::uint32_t>(v) >> count) {
-      add_line(out, lines, fmt::format("partial {} is {}, more than all marked elements together",
+    for (std::size_t k : decode(plan, units)) owners[k].push_back(j);
+    if (units & ~plan.total_units()) {
+      add_line(out, lines, fmt::format("partial {} is {}, which no set of the marked elements adds "
+                                       "up to (one of them counted twice, or something else added)",
                                        j, v));
     }
   }
   if (!out.empty()) {
-    return out + "(on this input every partial is a whole number in [0, 2^24): the sum of the "
-                 "marked elements its block holds)\n";
+    return out + fmt::format("(on this input every partial is a whole multiple of 2^{} below "
+                             "2^{}: the sum of the marked elements its block holds)\n",
+                             plan.scale, plan.scale + 24);
   }
   for (std::size_t k = 0; k < count; ++k) {
     const auto it = owners.find(k);
     const std::size_t where = plan.positions[k];
     if (it == owners.end()) {
-      add_line(out, lines,
-               fmt::format("element {} (value 2^{}) is in no partial: it was dropped", where, k));
+      add_line(out, lines, fmt::format("element {} (value {}) is in no partial: it was dropped", where,
+                                       value_name(plan, k)));
     } else if (it->second.size() > 1) {
       add_line(out, lines,
-               fmt::format("element {} (value 2^{}) is counted in partials {}: it was added "
-                           "more than once",
-                           where, k, fmt::join(it->second, ", ")));
+               fmt::format("element {} (value {}) is counted in partials {}: it was added more than once",
+                           where, value_name(plan, k), fmt::join(it->second, ", ")));
     }
   }
   if (out.empty() && sum_in_double(partials) != plan.total()) {
@@ -162,13 +177,12 @@ std::string explain_exact_total(const ExactPlan& plan, float total) {
   if (static_cast<double>(total) == expected) return "";
   std::string out = fmt::format("the sum is {}, expected {}\n", total, expected);
   std::size_t lines = 1;
-  const bool whole = total >= 0.0f && total < 16777216.0f && total == std::floor(total);
-  if (whole && (static_cast<std::uint32_t>(total) & ~plan.total()) == 0) {
-    const auto missing = decode(plan.total() & ~static_cast<std::uint32_t>(total),
-                                plan.positions.size());
-    for (std::size_t k : missing) {
-      add_line(out, lines, fmt::format("element {} (value 2^{}) is missing from the sum",
-                                       plan.positions[k], k));
+  std::uint32_t units = 0;
+  const bool whole = whole_units(plan, total, &units);
+  if (whole && (units & ~plan.total_units()) == 0) {
+    for (std::size_t k : decode(plan, plan.total_units() & ~units)) {
+      add_line(out, lines, fmt::format("element {} (value {}) is missing from the sum",
+                                       plan.positions[k], value_name(plan, k)));
     }
   } else if (whole && static_cast<double>(total) > expected) {
     add_line(out, lines, "the sum is too large: some element was added more than once");
