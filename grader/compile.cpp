@@ -79,9 +79,9 @@ std::map<std::string, std::string> failed_targets(const std::string& log_text) {
     block.clear();
   };
   // An object:     FAILED: tests/CMakeFiles/slot<i>_<slug>.dir/<path>/kernel.cu.o
-  // An executable: FAILED: tests/slots/<i>/test_<slug>
+  // An executable: FAILED: tests/slots/<i>/runner_<slug>
   static const std::regex object(R"(^FAILED: (\S*/)?CMakeFiles/([A-Za-z0-9_]+)\.dir/.*)");
-  static const std::regex executable(R"(^FAILED: (\S*/)?slots/(\d+)/test_([A-Za-z0-9_]+)\b.*)");
+  static const std::regex executable(R"(^FAILED: (\S*/)?slots/(\d+)/runner_([A-Za-z0-9_]+)\b.*)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (std::regex_match(line, m, object)) {
@@ -91,7 +91,7 @@ std::map<std::string, std::string> failed_targets(const std::string& log_text) {
     }
     if (std::regex_match(line, m, executable)) {
       close();
-      target = "slot" + m[2].str() + "_test_" + m[3].str();
+      target = "slot" + m[2].str() + "_runner_" + m[3].str();
       continue;
     }
     if (line.rfind("[", 0) == 0 || line.rfind("ninja: ", 0) == 0) {
@@ -127,7 +127,8 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       ChapterResult r;
       r.spec = spec;
       // Nothing of the slot's last submission may be tested in this one's name.
-      remove_quietly(session.slot_executable(w.slot, spec->slug));
+      remove_quietly(session.slot_runner(w.slot, spec->slug));
+      remove_quietly(session.slot_listing(w.slot, spec->slug));
       const std::string old_object = build.object_of(Session::slot_object_target(w.slot, spec->slug));
       if (!old_object.empty()) remove_quietly(old_object);
       const fs::path staged = slot_dir / spec->slug / "kernel.cu";
@@ -197,7 +198,10 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       // Check the object before it is linked with anything.
       const Toolchain tools = session.tools_for(*r.spec, w.log_dir);
       try {
-        if (reject(r, check_object(tools, session.rules(), r.spec->slug, object))) continue;
+        if (reject(r, check_object(tools, session.rules(), r.spec->slug, object,
+                                   session.slot_listing(w.slot, r.spec->slug)))) {
+          continue;
+        }
       } catch (const std::exception& e) {
         reject(r, {Refusal{"object", fmt::format("the grader could not read the object file: {}", e.what())}});
         continue;
@@ -216,7 +220,7 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
         r.idea = it->second.get();
       } catch (const std::exception&) {
       }
-      links.push_back(Session::slot_test_target(w.slot, r.spec->slug));
+      links.push_back(Session::slot_runner_target(w.slot, r.spec->slug));
     }
   }
   if (links.empty()) return;
@@ -231,8 +235,8 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
         r.detail = "the grader was interrupted while building this chapter";
         continue;
       }
-      if (!fs::exists(session.slot_executable(w.slot, r.spec->slug), ec)) {
-        failure(r, w, Session::slot_test_target(w.slot, r.spec->slug), link_errors, ".link.log");
+      if (!fs::exists(session.slot_runner(w.slot, r.spec->slug), ec)) {
+        failure(r, w, Session::slot_runner_target(w.slot, r.spec->slug), link_errors, ".link.log");
       }
     }
   }

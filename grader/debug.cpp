@@ -43,34 +43,40 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
     fmt::print("\n{}: {}\n{}\n", slug, results.front().status, results.front().detail);
     return 1;
   }
-  const std::string exe = session.slot_executable(0, slug);
+  const std::string runner = session.slot_runner(0, slug);
   if (!gpu) {
-    fmt::print("\nBuilt {} ({}); running it needs a CUDA device ({}).\n", exe,
+    fmt::print("\nBuilt {} ({}); running it needs a CUDA device ({}).\n", runner,
                debug.device_debug ? "-G" : "-lineinfo", why);
     return 3;
   }
   const std::string test = !debug.test.empty() ? debug.test
                            : debug.tool == "cuda-gdb" ? std::string(workbook::names::kSanitizedTests.front())
                                                       : sanitizer_filter();
-  std::vector<std::string> argv;
   const std::string slot = session.slot_dir(0);
+  std::vector<std::string> wrap;
   if (debug.tool == "cuda-gdb") {
     const std::string gdb = find_tool("cuda-gdb");
     if (gdb.empty()) {
       fmt::print(stderr, "grader: cuda-gdb is not installed (it comes with the CUDA toolkit)\n");
       return 2;
     }
-    argv = {gdb, "-ex", fmt::format("set substitute-path {} {}", slot, opt.chapters_dir), "--args", exe,
-            "--chapter=" + slug, "--subject=learner", "--gtest_filter=" + test};
+    wrap = {gdb, "-ex", fmt::format("set substitute-path {} {}", slot, opt.chapters_dir), "--args"};
   } else {
     const std::string sanitizer = find_tool("compute-sanitizer");
     if (sanitizer.empty()) {
       fmt::print(stderr, "grader: compute-sanitizer is not installed (it comes with the CUDA toolkit)\n");
       return 2;
     }
-    argv = {sanitizer, "--tool", debug.tool, "--show-backtrace", "device", exe, "--chapter=" + slug,
-            "--subject=learner", "--gtest_filter=" + test};
+    wrap = {sanitizer, "--tool", debug.tool, "--show-backtrace", "device"};
   }
+  // The judge runs the tests; the chapter's code runs under the tool in the sandbox, which may
+  // read the student's chapters (the debugger shows their lines).
+  std::vector<std::string> argv = {session.judge(), "--chapter=" + slug, "--subject=learner", "--runner=" + runner,
+                                   "--sandbox=" + session.sandbox_helper(), "--read=" + opt.chapters_dir,
+                                   "--read=" + slot, debug.tool == "cuda-gdb" ? "--call-timeout=0" : "--call-timeout=600"};
+  if (debug.tool == "cuda-gdb") argv.push_back("--interactive");
+  for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
+  argv.push_back("--gtest_filter=" + test);
   fmt::print("\n$ {}\n\n", [&] {
     std::string s;
     for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;

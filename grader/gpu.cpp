@@ -14,6 +14,7 @@
 
 #include "run.hpp"
 #include "text.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/device.hpp"
 #include "workbook/names.hpp"
 
@@ -25,9 +26,10 @@ namespace {
 namespace names = workbook::names;
 namespace st = workbook::names::status;
 
-constexpr int kSanitizerFoundError = 97;
-// The longest test takes about a second alone on the GPU (H200, 2026-11-30);
-// one that reports nothing for this long holds a kernel that does not end.
+// The longest test takes about a second alone on the GPU (H200, 2026-11-30); a call of the
+// chapter's code that takes longer than kCallLimit is a hang, which the judge reports itself, and a
+// judge that reports nothing for kSilenceLimit is ended.
+constexpr double kCallLimit = 10;
 constexpr double kSilenceLimit = 15;
 
 int group_rank(const std::string& group) {
@@ -108,10 +110,16 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
                            test.empty() ? "" : ", in test " + test);
     return false;
   }
+  if (!t.hang.empty()) {
+    r.status = st::kTimedOut;
+    r.detail = fmt::format("in test {} (a __syncthreads() some threads never reach, or a loop that never ends)",
+                           t.hang);
+    return false;
+  }
   if (!t.context_lost.empty()) {
     r.status = st::kCrashed;
-    r.detail = fmt::format("the kernel broke the CUDA context in test {}; no later test could run "
-                           "(typically an out-of-bounds or misaligned access)",
+    r.detail = fmt::format("in test {}; no later test could run (typically an out-of-bounds or misaligned "
+                           "access broke the CUDA context)",
                            t.context_lost);
     return false;
   }
@@ -145,6 +153,12 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
 // Counts the tests: every test that ran and was not skipped is a correctness
 // test, the timed test's checks of its calls included.
 void tally(const TestRun& t, ChapterResult& r) {
+  if (!t.where.empty() && r.isolation.empty()) {
+    r.isolation = t.where;
+    r.sandboxed = t.sandboxed;
+  }
+  r.output_bytes = std::max(r.output_bytes, t.output_bytes);
+  r.output_kept = std::max(r.output_kept, t.output_kept);
   for (const TestRecord& rec : t.tests) {
     r.tests.push_back({rec.name, rec.result});
     if (rec.group == "Bandwidth") {
@@ -251,14 +265,26 @@ std::map<std::string, std::string> GpuTester::env() const {
   return e;
 }
 
+std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
+                                                  const std::string& runner, const std::string& filter,
+                                                  const std::vector<std::string>& wrap) const {
+  std::vector<std::string> argv = {session_.judge(), "--chapter=" + spec.slug, "--subject=" + subject,
+                                   "--runner=" + runner, "--sandbox=" + session_.sandbox_helper(),
+                                   fmt::format("--call-timeout={:.0f}", wrap.empty() ? kCallLimit : 4 * kCallLimit),
+                                   fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
+  for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
+  argv.push_back("--gtest_filter=" + filter);
+  return argv;
+}
+
 bool GpuTester::measure_references(const std::string& log_dir) {
   Alone alone(gate_);
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     if (!unmet(*spec).empty()) continue;  // the chapter is skipped on this GPU
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
-    const TestRun t = run_tests({session_.reference_executable(spec->slug), "--chapter=" + spec->slug,
-                                 "--subject=reference", "--gtest_filter=" + gtest_filter(session_.alone_tests(spec->slug))},
-                                log, session_.limit(*spec), env());
+    const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
+                                              gtest_filter(session_.alone_tests(spec->slug))),
+                                log, session_.limit(*spec), env(), kSilenceLimit);
     if (t.process.interrupted) return false;
     std::pair<std::optional<double>, std::optional<double>> m;
     for (const TestRecord& rec : t.tests) {
@@ -275,7 +301,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   return true;
 }
 
-void GpuTester::test_chapter(const std::string& executable, const std::string& log_dir,
+void GpuTester::test_chapter(const std::string& runner, const std::string& log_dir,
                              const std::string& slot_dir, ChapterResult& r) {
   if (const std::string feature = unmet(*r.spec); !feature.empty()) {
     r.status = fmt::format("{}{}", st::kSkippedNeeds, feature);
@@ -290,36 +316,34 @@ void GpuTester::test_chapter(const std::string& executable, const std::string& l
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  run_shared(executable, log_dir, r);
-  if (r.status.empty() && r.correct()) run_alone(executable, log_dir, r);
-  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(executable, log_dir, slot_dir, r);
+  run_shared(runner, log_dir, r);
+  if (r.status.empty() && r.correct()) run_alone(runner, log_dir, r);
+  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(runner, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void GpuTester::run_shared(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_shared(const std::string& runner, const std::string& log_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
   TestRun t;
   {
     Shared shared(gate_);
-    t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=-" + gtest_filter(session_.alone_tests(spec.slug))},
-                  log, session_.limit(spec), env(), kSilenceLimit);
+    t = run_tests(judge_command(spec, "learner", runner, "-" + gtest_filter(session_.alone_tests(spec.slug))), log,
+                  session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
   ran_to_the_end(t, session_.shared_tests(spec.slug), session_.limit(spec), log, r);
 }
 
-void GpuTester::run_alone(const std::string& exe, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_alone(const std::string& runner, const std::string& log_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".alone.log")).string();
   TestRun t;
   {
     Alone alone(gate_);
-    t = run_tests({exe, "--chapter=" + spec.slug, "--subject=learner",
-                   "--gtest_filter=" + gtest_filter(session_.alone_tests(spec.slug))},
-                  log, session_.limit(spec), env(), kSilenceLimit);
+    t = run_tests(judge_command(spec, "learner", runner, gtest_filter(session_.alone_tests(spec.slug))), log,
+                  session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
   ran_to_the_end(t, session_.alone_tests(spec.slug), session_.limit(spec), log, r);
@@ -327,7 +351,7 @@ void GpuTester::run_alone(const std::string& exe, const std::string& log_dir, Ch
 
 // Runs the sanitized tests under each compute-sanitizer tool; a finding
 // fails the chapter's correctness, with the tool's first lines as the reason.
-void GpuTester::sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
+void GpuTester::sanitize(const std::string& runner, const std::string& log_dir, const std::string& slot_dir,
                          ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string sanitizer = find_tool("compute-sanitizer");
@@ -338,24 +362,25 @@ void GpuTester::sanitize(const std::string& exe, const std::string& log_dir, con
     TestRun t;
     {
       Shared shared(gate_);
-      t = run_tests({sanitizer, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundError),
-                     "--print-limit", "4", exe, "--chapter=" + spec.slug, "--subject=learner",
-                     "--gtest_filter=" + sanitizer_filter()},
+      t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
+                                  {sanitizer, "--tool", tool, "--error-exitcode",
+                                   std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
                     log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
     }
     if (t.process.interrupted) return interrupt(r);
     ++r.tests_total;  // each tool's run counts as one more correctness test
     std::string what;
-    if (t.process.timed_out) {
+    if (t.process.timed_out || !t.hang.empty()) {
       what = "timed out under compute-sanitizer " + tool;
-    } else if (t.process.exit_code == kSanitizerFoundError) {
+    } else if (t.runner_exit == workbook::channel::kSanitizerFoundErrors) {
       what = "compute-sanitizer " + tool + " reports errors";
     } else if (const std::string why = incomplete(t, session_.sanitized_tests(spec.slug)); !why.empty()) {
       what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
-    } else if (t.process.exit_code != 0 || std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) {
-                 return x.result == "failed";
-               })) {
-      what = fmt::format("tests fail under compute-sanitizer {} ({})", tool, process_end(t.process));
+    } else if (t.process.exit_code != 0 || t.runner_exit != 0 ||
+               std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == "failed"; })) {
+      what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
+                         "exited with status {})",
+                         tool, process_end(t.process), t.runner_exit);
     } else {
       ++r.tests_passed;
       r.tests.push_back({"Sanitizer." + tool, "passed"});
@@ -375,7 +400,10 @@ void GpuTester::sanitize(const std::string& exe, const std::string& log_dir, con
     }
     add_failure(r, "Sanitizer." + tool,
                 fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
-    r.detail = what + (tool == "racecheck"
+    // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
+    const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
+    r.detail = what + (!finding ? ""
+                       : tool == "racecheck"
                            ? ": a shared-memory data race (threads of one warp are not in lockstep on "
                              "Volta and later: order their accesses with __syncwarp())"
                        : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"

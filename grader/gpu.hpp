@@ -58,19 +58,24 @@ class GpuTester {
   //! Measures each chosen chapter's reference, alone on the GPU; false if interrupted.
   bool measure_references(const std::string& log_dir);
 
-  //! Tests a built chapter (session.slot_executable) and scores it. Several
+  //! Tests a built chapter (its runner, session.slot_runner) and scores it. Several
   //! chapters may be tested at once from different threads.
-  void test_chapter(const std::string& executable, const std::string& log_dir,
+  void test_chapter(const std::string& runner, const std::string& log_dir,
                     const std::string& slot_dir, ChapterResult& r);
 
   const Gpu& gpu() const { return gpu_; }
 
  private:
   //! The tests that may share the GPU, then (if they pass) those that need it alone.
-  void run_shared(const std::string& exe, const std::string& log_dir, ChapterResult& r);
-  void run_alone(const std::string& exe, const std::string& log_dir, ChapterResult& r);
-  void sanitize(const std::string& exe, const std::string& log_dir, const std::string& slot_dir,
+  void run_shared(const std::string& runner, const std::string& log_dir, ChapterResult& r);
+  void run_alone(const std::string& runner, const std::string& log_dir, ChapterResult& r);
+  void sanitize(const std::string& runner, const std::string& log_dir, const std::string& slot_dir,
                 ChapterResult& r);
+  //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`
+  //! (`subject`: learner or reference), started by `wrap` (a tool) if given.
+  std::vector<std::string> judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
+                                         const std::string& runner, const std::string& filter,
+                                         const std::vector<std::string>& wrap = {}) const;
   std::map<std::string, std::string> env() const;
   std::string unmet(const workbook::ChapterSpec& spec) const;
 

@@ -381,7 +381,7 @@ class Run {
     };
     tasks.test = [&](InFlight& s, std::size_t chapter) {
       ChapterResult& r = s.run.chapters[chapter];
-      tester.test_chapter(session.slot_executable(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
+      tester.test_chapter(session.slot_runner(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
       if (opt_.submissions_dir.empty()) {
         std::lock_guard<std::mutex> p(print_);
         fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);

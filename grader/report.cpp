@@ -27,6 +27,16 @@ bool GradingRun::complete() const {
   });
 }
 
+std::string GradingRun::isolation() const {
+  const ChapterResult* first = nullptr;
+  for (const ChapterResult& r : chapters) {
+    if (r.isolation.empty()) continue;
+    if (!r.sandboxed) return fmt::format("{}: the chapter's code ran {}", r.spec->slug, r.isolation);
+    if (!first) first = &r;
+  }
+  return first ? "the chapters' code ran " + first->isolation : "";
+}
+
 double GradingRun::points() const {
   double total = 0;
   for (const ChapterResult& r : chapters) total += r.points;
@@ -69,6 +79,7 @@ void print_table(const GradingRun& run) {
   }
   fmt::print("{}\n{:<18} {:>79}\n", std::string(98, '-'), "total",
              fmt::format("{:g}/{}", run.points(), run.max_points()));
+  if (const std::string where = run.isolation(); !where.empty()) fmt::print("{}\n", where);
   for (const ChapterResult& r : run.chapters) {
     if (quiet_status(r.status)) continue;
     fmt::print("\n== {} ({}): {}\n", r.spec->slug, r.spec->version, r.status);
@@ -143,6 +154,15 @@ json report_document(const GradingRun& run) {
     put("reference_gbps", r.reference_gbps);
     put("reference_ceiling_gbps", r.reference_ceiling_gbps);
     put("bandwidth_ratio", r.bandwidth_ratio);
+    c["isolation"] = r.isolation;
+    c["sandboxed"] = r.sandboxed;
+    c["output_bytes"] = r.output_bytes;
+    c["output_kept"] = r.output_kept;
+    if (r.output_bytes > r.output_kept) {
+      c["output_note"] = fmt::format("the chapter's code printed {} bytes in a test process; the log keeps the "
+                                     "first {} of them",
+                                     r.output_bytes, r.output_kept);
+    }
     c["refusals"] = json::array();
     for (const Refusal& f : r.refusals) c["refusals"].push_back({{"check", f.check}, {"reason", bounded_text(f.reason, 2048)}});
     c["idea"] = json::array();
@@ -185,6 +205,7 @@ json report_document(const GradingRun& run) {
           {"not_graded_reason", run.graded ? "" : run.not_graded_reason},
           {"interrupted", run.interrupted},
           {"sanitized", run.sanitized},
+          {"isolation", run.isolation()},
           {"complete", run.complete()},
           {"points", run.points()},
           {"max_points", run.max_points()},

@@ -39,6 +39,12 @@ struct ChapterResult {
   bool bandwidth_passed = false;
   double points = 0;
   double seconds = 0;  // testing it on the GPU
+  //! Where its code ran, as the judge says ("in a process of its own, sandboxed (...)"), and
+  //! whether the sandbox contained it.
+  std::string isolation;
+  bool sandboxed = false;
+  //! What its process printed, and how much of that the log kept (a test process's log is capped).
+  std::size_t output_bytes = 0, output_kept = 0;
   bool correct() const { return tests_total > 0 && tests_passed == tests_total; }
   //! A chapter skipped for a feature the GPU lacks counts for nothing, either way.
   int max_points() const {
@@ -66,6 +72,9 @@ struct GradingRun {
   std::vector<ChapterResult> chapters;
   //! Every chapter asked for has its final status: a rerun may keep this report.
   bool complete() const;
+  //! Where the chapters' code ran, once for the run: the sandbox's summary, "not sandboxed: ..."
+  //! naming a chapter that was not, or "" when nothing ran.
+  std::string isolation() const;
   double points() const;
   int max_points() const;
 };

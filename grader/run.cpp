@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "text.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/names.hpp"
+#include "workbook/sandbox.hpp"
 
 namespace grader {
 
@@ -34,29 +36,49 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
     nlohmann::json record;
     try {
       record = nlohmann::json::parse(line);
-      const std::string event = record.at("event").get<std::string>();
-      if (event == "begin") {
-        run.began = true;
-        run.problem = bounded_text(record.value("problem", ""), 2048);
-      } else if (event == "start") {
-        run.started = bounded_text(record.at("name").get<std::string>(), 512);
-      } else if (event == "test") {
-        TestRecord t;
-        t.name = bounded_text(record.at("name").get<std::string>(), 512);
-        t.group = std::string(workbook::names::group_of(t.name));
-        t.result = record.at("result").get<std::string>();
-        for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
-        for (const auto& [key, value] : record.at("properties").items()) {
-          t.properties[key] = bounded_text(value.is_string() ? value.get<std::string>() : value.dump(), 256);
-        }
-        run.tests.push_back(std::move(t));
-      } else if (event == "context_lost") {
-        run.context_lost = bounded_text(record.at("name").get<std::string>() + ": " +
-                                        record.at("error").get<std::string>(), 1024);
-      } else if (event == "end") {
-        run.ended = true;
-      } else {
+      using workbook::channel::Event;
+      const auto name = [&] { return bounded_text(record.at("name").get<std::string>(), 512); };
+      const Event event = record.at("event").get<Event>();
+      if (nlohmann::json(event) != record.at("event")) {  // a name no event has (the enum maps it to the first)
         ++run.unreadable_lines;
+        continue;
+      }
+      switch (event) {
+        case Event::begin:
+          run.began = true;
+          run.problem = bounded_text(record.value("problem", ""), 2048);
+          run.where = bounded_text(record.value("where", ""), 2048);
+          if (record.contains("sandbox") && record["sandbox"].is_object()) {
+            run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
+          }
+          break;
+        case Event::start:
+          run.started = name();
+          break;
+        case Event::test: {
+          TestRecord t;
+          t.name = name();
+          t.group = std::string(workbook::names::group_of(t.name));
+          t.result = record.at("result").get<std::string>();
+          for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
+          for (const auto& [key, value] : record.at("properties").items()) {
+            t.properties[key] = bounded_text(value.is_string() ? value.get<std::string>() : value.dump(), 256);
+          }
+          run.tests.push_back(std::move(t));
+          break;
+        }
+        case Event::context_lost:
+          run.context_lost = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+          break;
+        case Event::hang:
+          run.hang = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+          break;
+        case Event::end:
+          run.ended = true;
+          run.runner_exit = record.value("runner_exit", -1);
+          run.output_bytes = record.value("output_bytes", std::size_t(0));
+          run.output_kept = record.value("output_kept", std::size_t(0));
+          break;
       }
     } catch (const std::exception&) {
       ++run.unreadable_lines;
@@ -65,13 +87,14 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
   return run;
 }
 
-std::vector<std::string> list_tests(const std::string& executable, const std::string& filter,
+std::vector<std::string> list_tests(const std::vector<std::string>& command, const std::string& filter,
                                     const std::string& log_path) {
-  std::vector<std::string> argv = {executable, "--gtest_list_tests"};
+  std::vector<std::string> argv = command;
+  argv.push_back("--gtest_list_tests");
   if (!filter.empty()) argv.push_back("--gtest_filter=" + filter);
   const ProcessResult r = run_process(argv, log_path, 60);
   if (r.timed_out || r.interrupted || r.exit_code != 0) {
-    throw std::runtime_error(fmt::format("{} --gtest_list_tests failed:\n{}", executable, tail_of(log_path, 10)));
+    throw std::runtime_error(fmt::format("{} --gtest_list_tests failed:\n{}", command.front(), tail_of(log_path, 10)));
   }
   // "Sizes/ExactSums." then "  EveryElementCountedOnce/n_1  # GetParam() = 1"
   std::ifstream in(log_path);

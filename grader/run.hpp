@@ -26,6 +26,11 @@ struct TestRun {
   std::vector<TestRecord> tests;
   bool ended = false;
   std::string context_lost;  // "<test>: <error>" when a kernel broke the CUDA context
+  std::string hang;          // "<test>: <error>" when a call never finished
+  std::string where;         // where the chapter's code ran, with the sandbox's summary
+  bool sandboxed = false;    // the sandbox contained it (workbook/sandbox.hpp, contained())
+  int runner_exit = -1;      // how the chapter's process ended (a tool's status for it), at the end
+  std::size_t output_bytes = 0, output_kept = 0;  // what it printed, and what the log kept
   int unreadable_lines = 0;
   const TestRecord* find(const std::string& name) const;
 };
@@ -36,9 +41,9 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
                   double timeout_s, const std::map<std::string, std::string>& env,
                   double silence_limit_s = 0);
 
-//! The tests an executable holds, from `--gtest_list_tests` (with `filter`, if any),
-//! in the order they run. Throws std::runtime_error when it cannot list them.
-std::vector<std::string> list_tests(const std::string& executable, const std::string& filter,
+//! The tests a judge (`command`: its executable and arguments) holds, from `--gtest_list_tests`
+//! (with `filter`, if any), in the order they run. Throws std::runtime_error when it cannot list them.
+std::vector<std::string> list_tests(const std::vector<std::string>& command, const std::string& filter,
                                     const std::string& log_path);
 
 }  // namespace grader

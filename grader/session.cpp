@@ -77,17 +77,24 @@ Session::~Session() {
 std::string Session::slot_dir(int slot) const {
   return (fs::path(build_.dir()) / "slots" / std::to_string(slot)).string();
 }
-std::string Session::slot_executable(int slot, const std::string& slug) const {
-  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / ("test_" + slug)).string();
+std::string Session::slot_runner(int slot, const std::string& slug) const {
+  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / ("runner_" + slug)).string();
+}
+std::string Session::slot_listing(int slot, const std::string& slug) const {
+  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / (slug + ".host.lst")).string();
 }
 std::string Session::slot_object_target(int slot, const std::string& slug) {
   return fmt::format("slot{}_{}", slot, slug);
 }
-std::string Session::slot_test_target(int slot, const std::string& slug) {
-  return fmt::format("slot{}_test_{}", slot, slug);
+std::string Session::slot_runner_target(int slot, const std::string& slug) {
+  return fmt::format("slot{}_runner_{}", slot, slug);
 }
-std::string Session::reference_executable(const std::string& slug) const {
-  return (fs::path(build_.dir()) / "tests" / ("reference_" + slug)).string();
+std::string Session::reference_runner(const std::string& slug) const {
+  return (fs::path(build_.dir()) / "tests" / ("reference_runner_" + slug)).string();
+}
+std::string Session::judge() const { return (fs::path(build_.dir()) / "tests" / "judge").string(); }
+std::string Session::sandbox_helper() const {
+  return (fs::path(build_.dir()) / "tests" / "harness" / "workbook-sandbox").string();
 }
 int Session::limit(const workbook::ChapterSpec& spec) const {
   return opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s;
@@ -148,8 +155,8 @@ bool Session::prepare(int slots, const std::string& architectures) {
   if (!find_tools()) return false;
   fmt::print("done\nbuilding the harness and the references ... ");
   std::fflush(stdout);
-  std::vector<std::string> targets = {"chapter_tests"};
-  for (const workbook::ChapterSpec* spec : chosen_) targets.push_back("reference_" + spec->slug);
+  std::vector<std::string> targets = {"judge", "workbook-sandbox"};
+  for (const workbook::ChapterSpec* spec : chosen_) targets.push_back("reference_runner_" + spec->slug);
   const ProcessResult h = build_.build(targets, build_.log("harness.log"));
   if (h.interrupted) return false;
   if (h.timed_out || h.exit_code != 0) {
@@ -169,12 +176,12 @@ bool Session::prepare(int slots, const std::string& architectures) {
 }
 
 bool Session::list_chapter_tests(const std::string& slug) {
-  const std::string exe = reference_executable(slug);
+  const std::vector<std::string> judge_for = {judge(), "--chapter=" + slug};
   std::vector<std::string> all;
   TestLists lists;
   try {
-    all = list_tests(exe, "", build_.log(slug + ".tests.list"));
-    lists.sanitized = list_tests(exe, sanitizer_filter(), build_.log(slug + ".sanitized.list"));
+    all = list_tests(judge_for, "", build_.log(slug + ".tests.list"));
+    lists.sanitized = list_tests(judge_for, sanitizer_filter(), build_.log(slug + ".sanitized.list"));
   } catch (const std::exception& e) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return false;

@@ -35,10 +35,16 @@ class Session {
   Build& build() { return build_; }
 
   std::string slot_dir(int slot) const;
-  std::string slot_executable(int slot, const std::string& slug) const;
+  //! The runner built from a slot's copy of a chapter: the process that holds the learner's code.
+  std::string slot_runner(int slot, const std::string& slug) const;
   static std::string slot_object_target(int slot, const std::string& slug);
-  static std::string slot_test_target(int slot, const std::string& slug);
-  std::string reference_executable(const std::string& slug) const;
+  static std::string slot_runner_target(int slot, const std::string& slug);
+  //! The host assembler's listing of a slot's copy of a chapter (the inline assembly check).
+  std::string slot_listing(int slot, const std::string& slug) const;
+  std::string reference_runner(const std::string& slug) const;
+  //! The judge (the tests, with no chapter linked in) and the sandbox helper.
+  std::string judge() const;
+  std::string sandbox_helper() const;
 
   //! The tests a chapter's process must report, listed from that chapter's reference (a
   //! chapter with a tuned launcher has more): those run beside other test processes, those run

@@ -1,26 +1,38 @@
-// What every chapter test process knows: which chapter (compiled in), which
-// implementation it tests (--subject), the seed of this run, the manifest.
+// What every chapter test knows: which chapter (from the manifest), the implementation it tests
+// (in a runner process of its own, or linked in: subject.hpp), the seed of this run.
+//
+// The process these tests run in is the judge: it holds the inputs, the expected results and the
+// clock. The chapter's code runs in the runner, which sees only the buffers a call names.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime.h>
 
+#include "subject.hpp"
 #include "workbook/contract.hpp"
 #include "workbook/manifest.hpp"
 #include "workbook/names.hpp"
 
 namespace workbook::test {
 
-//! The implementation under test: the learner's unless --subject=reference.
-const Entry& subject();
+//! The implementation under test.
+Subject& subject();
 const ChapterSpec& spec();
 std::uint64_t seed();
-//! A stream of the test process's own (not the legacy default stream).
+//! A stream of the judge's own (not the legacy default stream), for its own kernels and copies.
 cudaStream_t stream();
 //! Test names carry this prefix on the subject's result lines, e.g. "[learner]".
 const std::string& subject_name();
+//! A full reduction (chapters 08 on), as the manifest says.
+bool is_full();
+
+//! Runs calls on the subject (subject().run) and remembers whether the subject broke: a lost CUDA
+//! context, a runner that died or a call that never finished ends the test process after the
+//! test, since no later test could run.
+Outcome run_calls(const std::vector<Call>& calls);
 
 using names::kContextLostExit;
 using names::kNoDeviceExit;

@@ -1,20 +1,21 @@
-// main() of every chapter test process: checks what registered, chooses the
-// seed, skips cleanly without a GPU, reports every test's result to the
-// grader over the descriptor it inherited, and ends the process with a clear
-// message if a kernel breaks the CUDA context (later tests could only fail
-// confusingly).
+// main() of a judge: the process that tests one chapter. It holds the inputs, the expected results,
+// the seed and the clock; the chapter's code runs in a runner process of its own (--runner, how the
+// grader always tests, inside the sandbox given with --sandbox), or linked into this process (the
+// student's test_<chapter> and the reference_<chapter> builds, for profiling).
 //
-// A test executable links the chapter tests with ONE implementation: the
-// learner's (test_<slug>) or the reference (reference_<slug>). The learner's
-// code never shares a process with the reference.
-#include <cstdint>
+// It chooses the seed, skips cleanly without a GPU, reports every test's result to the grader over
+// the descriptor it inherited (workbook/channel.hpp), and ends with a clear message when the
+// chapter's code breaks the CUDA context, dies or hangs (later tests could only fail confusingly).
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -22,25 +23,29 @@
 #include <nlohmann/json.hpp>
 
 #include "chapter_env.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/cuda_check.hpp"
 #include "workbook/device.hpp"
-#include "workbook/names.hpp"
 #include "workbook/registry.hpp"
+#include "workbook/shared_memory.hpp"
 
 namespace workbook::test {
 namespace {
 
-std::string g_subject = "learner";
+using channel::Event;
+
+std::string g_subject;  // --subject; by default the linked implementation's, else "learner"
 std::uint64_t g_seed = 0;
-const Entry* g_subject_entry = nullptr;
+std::unique_ptr<Subject> g_implementation;
 Manifest g_manifest;
 const ChapterSpec* g_spec = nullptr;
 cudaStream_t g_stream = nullptr;
+std::string g_broken;  // why the subject can run no more calls (set by run_calls)
+bool g_hung = false;
 
-// The grader's channel: JSON lines on a descriptor the grader opened before it
-// started this process (its number in WORKBOOK_RESULT_FD, read once, here).
-// Chapter code may not write to descriptors (the grader refuses the symbols),
-// so what arrives here comes from this file.
+// The grader's channel: JSON lines on a descriptor the grader opened before it started this
+// process (its number in WORKBOOK_RESULT_FD, read once, here). The chapter's code runs in another
+// process and never sees it.
 class ResultChannel {
  public:
   ResultChannel() {
@@ -66,17 +71,24 @@ class ResultChannel {
   int fd_ = -1;
 };
 
-ResultChannel& channel() {
+ResultChannel& results() {
   static ResultChannel c;
   return c;
 }
 
-// After each test: its result to the grader; then, if the context is lost
-// (a sticky error), the process ends: no later test could run.
+std::string full_name(const ::testing::TestInfo& info) {
+  return std::string(info.test_suite_name()) + "." + info.name();
+}
+
+// After each test: its result to the grader; then, if the implementation broke (a lost context, a
+// runner that died or hangs), the process ends: no later test could run.
 class Reporter : public ::testing::EmptyTestEventListener {
-  // Each test's start, so the grader knows which test a kernel that never ends is in.
+ public:
+  int ran() const { return ran_; }
+
+ private:
   void OnTestStart(const ::testing::TestInfo& info) override {
-    channel().send({{"event", "start"}, {"name", std::string(info.test_suite_name()) + "." + info.name()}});
+    results().send({{"event", Event::start}, {"name", full_name(info)}});
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const ::testing::TestResult& r = *info.result();
@@ -90,40 +102,43 @@ class Reporter : public ::testing::EmptyTestEventListener {
       properties[r.GetTestProperty(i).key()] = r.GetTestProperty(i).value();
     }
     ++ran_;
-    channel().send({{"event", "test"},
-                    {"name", std::string(info.test_suite_name()) + "." + info.name()},
-                    {"result", r.Skipped() ? "skipped" : r.Failed() ? "failed" : "passed"},
+    results().send({{"event", Event::test},
+                    {"name", full_name(info)},
+                    {"result", r.Skipped()  ? channel::Result::skipped
+                               : r.Failed() ? channel::Result::failed
+                                            : channel::Result::passed},
                     {"failures", failures},
                     {"properties", properties},
                     {"ms", r.elapsed_time()}});
-    const cudaError_t err = cudaDeviceSynchronize();
-    if (err == cudaSuccess || !is_sticky(err)) {
-      cudaGetLastError();  // clear non-sticky errors so they do not leak into the next test
-      return;
+    // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
+    if (g_broken.empty()) {
+      const cudaError_t err = cudaDeviceSynchronize();
+      if (err != cudaSuccess && is_sticky(err)) g_broken = fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err));
+      else cudaGetLastError();  // a non-sticky error must not leak into the next test
     }
-    const std::string what = fmt::format("{}: {} ({})", info.name(), cudaGetErrorString(err),
-                                         cudaGetErrorName(err));
-    channel().send({{"event", "context_lost"},
-                    {"name", std::string(info.test_suite_name()) + "." + info.name()},
-                    {"error", fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err))}});
+    if (g_broken.empty()) return;
+    if (g_hung) {
+      results().send({{"event", Event::hang}, {"name", full_name(info)}, {"error", g_broken}});
+    } else {
+      results().send({{"event", Event::context_lost}, {"name", full_name(info)}, {"error", g_broken}});
+    }
     std::fflush(stdout);
     std::fprintf(stderr,
-                 "\nCONTEXT LOST in %s.%s: %s (%s).\nThe kernel broke the CUDA context (typically "
-                 "an out-of-bounds or misaligned access); no further test can run in this "
-                 "process.\n",
-                 info.test_suite_name(), info.name(), cudaGetErrorString(err),
-                 cudaGetErrorName(err));
+                 "\n%s in %s: %s.\nNo further test can run%s.\n", g_hung ? "HANG" : "CONTEXT LOST",
+                 full_name(info).c_str(), g_broken.c_str(),
+                 g_hung ? "" : " (typically an out-of-bounds or misaligned access broke the CUDA context)");
     std::fflush(stderr);
     std::_Exit(kContextLostExit);
-  }
-  void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    channel().send({{"event", "end"}, {"ran", ran_}});
   }
   int ran_ = 0;
 };
 
 std::uint64_t pick_seed() {
-  if (const char* env = std::getenv("WORKBOOK_SEED")) return std::strtoull(env, nullptr, 0);
+  if (const char* env = std::getenv("WORKBOOK_SEED")) {
+    const std::uint64_t s = std::strtoull(env, nullptr, 0);
+    unsetenv("WORKBOOK_SEED");
+    return s;
+  }
   std::random_device rd;
   return (std::uint64_t(rd()) << 32) ^ rd();
 }
@@ -139,43 +154,116 @@ std::string unknown_groups() {
   return out;
 }
 
+struct Arguments {
+  std::string chapter;
+  RunnerOptions runner;
+  bool remote = false;
+};
+
+std::optional<Arguments> parse(int argc, char** argv) {
+  Arguments a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+      return std::nullopt;
+    };
+    if (auto v = value("--subject")) g_subject = *v;
+    else if (auto v = value("--chapter")) a.chapter = *v;
+    else if (auto v = value("--runner")) a.runner.runner = *v, a.remote = true;
+    else if (auto v = value("--sandbox")) a.runner.sandbox_helper = *v;
+    else if (auto v = value("--scratch")) a.runner.scratch = *v;
+    else if (auto v = value("--read")) a.runner.readable.push_back(*v);
+    else if (auto v = value("--wrap")) a.runner.wrapper.push_back(*v);
+    else if (arg == "--interactive") a.runner.interactive = true;
+    else if (auto v = value("--call-timeout")) a.runner.call_timeout_s = std::atof(v->c_str());
+    else if (auto v = value("--cpu-seconds")) a.runner.cpu_seconds = std::atof(v->c_str());
+    else {
+      fmt::print(stderr,
+                 "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
+                 "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
+                 "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>], and gtest flags)\n",
+                 arg);
+      return std::nullopt;
+    }
+  }
+  return a;
+}
+
+// Whether the runner registered what this judge tests, as the manifest describes it.
+std::string check_registration(const remote::Registration& r, const std::string& chapter) {
+  if (r.registered == 0) {
+    return "no implementation registered: a chapter's kernel.cu must end with its registration line, e.g. "
+           "WORKBOOK_BLOCK_PASS(launch);";
+  }
+  if (r.registered > 1) {
+    return fmt::format("{} implementations registered; a chapter registers exactly one, with the registration "
+                       "line the stub ends with",
+                       r.registered);
+  }
+  if (r.chapter != chapter || r.subject != g_subject) {
+    return fmt::format("the implementation registered as chapter {}, {}; this test is for chapter {}, {}", r.chapter,
+                       r.subject, chapter, g_subject);
+  }
+  const bool full = g_spec->kind == "full";
+  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned) {
+    const char* want = !full ? "WORKBOOK_BLOCK_PASS" : g_spec->tuned ? "WORKBOOK_TUNED_REDUCE" : "WORKBOOK_FULL_REDUCE";
+    return fmt::format("chapter {} registers with {} (grader/manifest.json); this kernel.cu registered a {}", chapter,
+                       want,
+                       r.kind == ChapterKind::block_pass ? "block pass" : r.tuned ? "tuned full reduction" : "full reduction");
+  }
+  return "";
+}
+
 }  // namespace
 
-const Entry& subject() { return *g_subject_entry; }
+Subject& subject() { return *g_implementation; }
 const ChapterSpec& spec() { return *g_spec; }
 std::uint64_t seed() { return g_seed; }
 cudaStream_t stream() { return g_stream; }
 const std::string& subject_name() { return g_subject; }
+bool is_full() { return g_spec->kind == "full"; }
+
+Outcome run_calls(const std::vector<Call>& calls) {
+  Outcome o = subject().run(calls);
+  if (o.fatal && g_broken.empty()) {
+    g_broken = o.error;
+    g_hung = o.hang;
+  }
+  return o;
+}
 
 void register_reproducible_tests();  // reproducible_test.cpp
 
 }  // namespace workbook::test
 
 int main(int argc, char** argv) {
+  using namespace workbook;
   using namespace workbook::test;
+  // No process of the same user may read this one's memory (the seed, the expected sums).
+  prctl(PR_SET_DUMPABLE, 0);
   ::testing::InitGoogleTest(&argc, argv);
-  std::string chapter;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--subject=", 0) == 0) {
-      g_subject = arg.substr(10);
-    } else if (arg.rfind("--chapter=", 0) == 0) {
-      chapter = arg.substr(10);
-    } else {
-      fmt::print(stderr,
-                 "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference and "
-                 "gtest flags)\n",
-                 arg);
-      return 2;
-    }
+  const std::optional<Arguments> args = parse(argc, argv);
+  if (!args) return 2;
+  const std::vector<Entry> linked = all_entries();
+  std::string chapter = args->chapter;
+  if (chapter.empty() && !linked.empty()) chapter = linked.front().chapter;
+  if (g_subject.empty()) g_subject = !args->remote && !linked.empty() ? linked.front().subject : "learner";
+  try {
+    g_manifest = load_manifest(WORKBOOK_MANIFEST);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  }
+  g_spec = g_manifest.find(chapter);
+  if (!g_spec) {
+    fmt::print(stderr, "no chapter '{}' in the manifest (give --chapter=<slug>)\n", chapter);
+    return 2;
   }
   // A chapter whose launcher takes its grid as a parameter also gets the tests that change the
-  // grid (Reproducible, Accuracy); registered before any listing, so the grader's list of a
-  // chapter's tests, taken from its reference, includes them.
-  if (const std::vector<workbook::Entry> found = workbook::all_entries();
-      found.size() == 1 && found[0].kind == workbook::ChapterKind::full && found[0].tuned != nullptr) {
-    register_reproducible_tests();
-  }
+  // grid (Reproducible, Accuracy): registered before any listing, so the grader's list has them.
+  if (g_spec->tuned) register_reproducible_tests();
   if (const std::string bad = unknown_groups(); !bad.empty()) {
     fmt::print(stderr, "test suites outside the named groups (workbook/names.hpp):{}\n", bad);
     return 2;
@@ -185,60 +273,78 @@ int main(int argc, char** argv) {
 #else
   if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();
 #endif
-  channel();  // takes the descriptor before any chapter code runs after static initialization
+  results();  // takes the descriptor before anything else runs
   g_seed = pick_seed();
-  // Exactly one implementation may be linked in, registered once, as the
-  // chapter and subject this executable was built for.
-  const std::vector<workbook::Entry> entries = workbook::all_entries();
   std::string problem;
-  if (entries.empty()) {
-    problem = "no implementation registered: a chapter's kernel.cu must end with its registration "
-              "line, e.g. WORKBOOK_BLOCK_PASS(launch);";
-  } else if (entries.size() > 1) {
-    problem = fmt::format("{} implementations registered; a chapter registers exactly one, with "
-                          "the registration line the stub ends with",
-                          entries.size());
-  } else if ((!chapter.empty() && chapter != entries[0].chapter) || g_subject != entries[0].subject) {
-    problem = fmt::format("the implementation registered as chapter {}, {}; this test is for "
-                          "chapter {}, {}",
-                          entries[0].chapter, entries[0].subject,
-                          chapter.empty() ? entries[0].chapter : chapter, g_subject);
+  if (!args->remote) {
+    if (linked.empty()) {
+      problem = "no implementation is linked into this judge: give it one with --runner=<runner>";
+    } else {
+      problem = check_registration({static_cast<int>(linked.size()), linked[0].chapter, linked[0].subject,
+                                    linked[0].kind, linked[0].tuned != nullptr},
+                                   chapter);
+    }
   }
-  if (chapter.empty() && !entries.empty()) chapter = entries[0].chapter;
-  try {
-    g_manifest = workbook::load_manifest(WORKBOOK_MANIFEST);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return 2;
-  }
-  g_spec = g_manifest.find(chapter);
-  if (!g_spec && problem.empty()) problem = fmt::format("no chapter {} in the manifest", chapter);
-  channel().send({{"event", "begin"}, {"chapter", chapter}, {"subject", g_subject},
-                  {"seed", g_seed}, {"problem", problem}});
-  if (!problem.empty()) {
-    fmt::print(stderr, "NOT REGISTERED: {}\n", problem);
-    return 2;
-  }
-  g_subject_entry = &entries[0];
-  fmt::print("chapter {} ({}), testing the {} implementation, seed {} (set WORKBOOK_SEED={} to "
-             "repeat)\n",
-             chapter, g_spec->version, g_subject, g_seed, g_seed);
   std::string why;
-  if (!workbook::device_available(&why)) {
+  if (problem.empty() && !device_available(&why)) {
+    results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
+                    {"problem", ""}});
     fmt::print("SKIPPED: no CUDA device: {}. These tests need a GPU.\n", why);
     return kNoDeviceExit;
   }
-  try {
-    const workbook::DeviceInfo info = workbook::device_info();
-    fmt::print("device: {} ({} SMs, {} MB L2, {:.1f} GiB), driver CUDA {}, runtime {}\n", info.name,
-               info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
-               workbook::version_string(info.driver_version),
-               workbook::version_string(info.runtime_version));
-    WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-  } catch (const std::exception& e) {
-    fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", e.what());
-    return kNoDeviceExit;
+  nlohmann::json sandbox = nullptr;
+  if (problem.empty()) {
+    try {
+      const DeviceInfo info = device_info();
+      fmt::print("device: {} ({} SMs, {} MB L2, {:.1f} GiB), driver CUDA {}, runtime {}\n", info.name,
+                 info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
+                 version_string(info.driver_version), version_string(info.runtime_version));
+      WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    } catch (const std::exception& e) {
+      fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", e.what());
+      return kNoDeviceExit;
+    }
+    if (args->remote) {
+      try {
+        if (!SharedMemory::create(&why)) throw std::runtime_error(why);
+        std::unique_ptr<RemoteSubject> remote = start_runner(args->runner);
+        sandbox = remote->sandbox();
+        problem = check_registration(remote->registration(), chapter);
+        g_implementation = std::move(remote);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+    } else {
+      g_implementation = local_subject(linked.front());
+    }
   }
-  ::testing::UnitTest::GetInstance()->listeners().Append(new Reporter);
-  return RUN_ALL_TESTS();
+  const std::string where = g_implementation ? g_implementation->where() : "";
+  results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
+                  {"problem", problem}, {"where", where}, {"sandbox", sandbox}});
+  if (!problem.empty()) {
+    fmt::print(stderr, "NOT TESTED: {}\n", problem);
+    g_implementation.reset();  // ends the runner while the memory it maps is still there
+    return 2;
+  }
+  fmt::print("chapter {} ({}), testing the {} implementation {}, seed {} (set WORKBOOK_SEED={} to repeat)\n", chapter,
+             g_spec->version, g_subject, where, g_seed, g_seed);
+  std::fflush(stdout);
+  auto* reporter = new Reporter;
+  ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
+  const int rc = RUN_ALL_TESTS();
+  nlohmann::json end = {{"event", channel::Event::end}, {"ran", reporter->ran()}};
+  if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
+    const int code = remote->finish();
+    end["runner_exit"] = code;
+    end["output_bytes"] = remote->output_bytes();
+    end["output_kept"] = remote->output_kept();
+    if (code != 0) {
+      fmt::print("the chapter's process{} exited with status {}{}\n",
+                 args->runner.wrapper.empty() ? "" : " (under " + args->runner.wrapper.front() + ")", code,
+                 code == channel::kSanitizerFoundErrors ? ": compute-sanitizer found errors" : "");
+    }
+  }
+  results().send(end);
+  g_implementation.reset();  // before the static buffers and the shared memory go
+  return rc;
 }

@@ -2,14 +2,19 @@ cmake_minimum_required(VERSION 3.25)
 # Runs the grader on a submission with known faults and checks that its report
 # names each one.
 #   cmake -DGRADER=... -DSUBMISSION=... -DWORK=... -DTIMEOUT=... -DEXPECT="item,item,..." -P this
-# An item is `slug=status|status~evidence`: the chapter's status must be one of
-# those, its report entry must match the regex `evidence`, and it must score 0
-# points. `+slug=...` does not check the points; `slug=correct` asks that every
-# correctness test passed (or, without a GPU, that the chapter was built and
-# not graded).
+# An item is `slug=<with a GPU>@<without one>`: the half for this machine (the grader's report
+# says whether it found a GPU) is `status|status~evidence`: the chapter's status must be one of
+# those, its report entry must match the regex `evidence`, and it must score 0 points; `correct`
+# asks that every correctness test passed, `full_marks` that it passed with every point; `-` that
+# the chapter is not checked here. `+slug=...` does not check the points.
 string(REPLACE "," ";" EXPECT "${EXPECT}")
+string(REPLACE "," ";" LEAVES "${LEAVES}")
 file(MAKE_DIRECTORY "${WORK}")
 file(REMOVE "${WORK}/report.json")
+foreach(left IN LISTS LEAVES)
+  string(REGEX REPLACE "^[^:]*:" "" path "${left}")
+  file(REMOVE "${path}")
+endforeach()
 # The grading build is the grader's default one, shared by these tests: the
 # harness and the references are built once for all of them.
 set(args --chapters "${SUBMISSION}" --report "${WORK}/report.json" --timeout ${TIMEOUT})
@@ -44,6 +49,14 @@ foreach(pair IN LISTS EXPECT)
   endif()
   string(REGEX REPLACE "=.*" "" slug "${pair}")
   string(REGEX REPLACE "^[^=]*=" "" allowed "${pair}")
+  if(graded)
+    string(REGEX REPLACE "@.*$" "" allowed "${allowed}")
+  else()
+    string(REGEX REPLACE "^.*@" "" allowed "${allowed}")
+  endif()
+  if(allowed STREQUAL "-")
+    continue()
+  endif()
   set(found "")
   foreach(i RANGE ${last})
     string(JSON s GET "${report}" chapters ${i} slug)
@@ -64,6 +77,15 @@ foreach(pair IN LISTS EXPECT)
     message(STATUS "${slug}: ${found}, ${passed}/${total} correctness tests, as expected")
     continue()
   endif()
+  if(allowed STREQUAL "full_marks")
+    string(JSON max GET "${chapter}" max_points)
+    if(NOT found STREQUAL "passed" OR NOT points EQUAL max)
+      message(FATAL_ERROR "${slug}: status '${found}', ${points} of ${max} points; an honest, correct and fast "
+                          "kernel must get full marks:\n${chapter}")
+    endif()
+    message(STATUS "${slug}: passed with ${points}/${max} points, as expected")
+    continue()
+  endif()
   set(evidence "")
   if(allowed MATCHES "~(.*)$")
     set(evidence "${CMAKE_MATCH_1}")
@@ -73,11 +95,29 @@ foreach(pair IN LISTS EXPECT)
   if(NOT found IN_LIST allowed)
     message(FATAL_ERROR "${slug}: status '${found}', expected one of: ${allowed}\n${chapter}")
   endif()
-  if(check_points AND NOT points EQUAL 0)
+  if(check_points AND NOT points EQUAL 0 AND NOT "passed" IN_LIST allowed)
     message(FATAL_ERROR "${slug}: ${points} points for a faulty kernel")
   endif()
   if(evidence AND NOT chapter MATCHES "${evidence}")
     message(FATAL_ERROR "${slug}: the report does not say '${evidence}':\n${chapter}")
   endif()
   message(STATUS "${slug}: ${found}, ${points} points, '${evidence}', as expected")
+endforeach()
+# A planted escape leaves nothing: no process of its name, no file, once the grader has ended
+# (the escape sleeps two seconds before it writes).
+if(LEAVES)
+  execute_process(COMMAND sleep 3)
+endif()
+foreach(left IN LISTS LEAVES)
+  string(REGEX REPLACE ":.*$" "" name "${left}")
+  string(REGEX REPLACE "^[^:]*:" "" path "${left}")
+  execute_process(COMMAND pgrep -x "${name}" RESULT_VARIABLE none OUTPUT_VARIABLE pids)
+  if(none EQUAL 0)
+    execute_process(COMMAND pkill -9 -x "${name}")
+    message(FATAL_ERROR "a process named ${name} outlived the grader (pids ${pids}): the sandbox let it escape")
+  endif()
+  if(EXISTS "${path}")
+    message(FATAL_ERROR "${path} exists: a process of the chapter wrote it outside its sandbox")
+  endif()
+  message(STATUS "${name}: no such process and no ${path}, as expected")
 endforeach()

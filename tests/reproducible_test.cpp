@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include "chapter_env.hpp"
+#include "trial.hpp"
 #include "workbook/device.hpp"
 #include "workbook/exact_sum.hpp"
 #include "workbook/inputs.hpp"
@@ -58,33 +59,6 @@ std::string launch_name(Launch l) {
 const std::vector<Launch> kLaunches = {{0, 0},     {1, 64},   {7, 128},   {64, 256},
                                        {333, 320}, {1000, 512}, {4096, 1024}, {2, 1024}};
 
-//! One call of the tuned launcher: guarded output and workspace, every problem explained.
-struct Call {
-  float total = 0;
-  std::string problems;
-};
-
-Call call_tuned(const GuardedInput& input, Launch launch, cudaStream_t s, GuardedWorkspace& ws,
-                GuardedOutput& out) {
-  Call c;
-  out.poison(s);
-  const std::uint64_t before = input.fingerprint(s);
-  subject().tuned(input.data(), input.size(), out.data(), ws.data(), s, launch);
-  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) {
-    c.problems += fmt::format("the launch failed: {} ({})\n", cudaGetErrorString(err), cudaGetErrorName(err));
-  }
-  if (const cudaError_t err = cudaStreamSynchronize(s); err != cudaSuccess) {
-    c.problems += fmt::format("the kernel failed while running: {} ({})\n", cudaGetErrorString(err),
-                              cudaGetErrorName(err));
-    return c;
-  }
-  c.total = out.download(1, s)[0];
-  c.problems += ws.explain_overrun(s);
-  c.problems += out.explain_stray_writes(1, s);
-  if (input.fingerprint(s) != before) c.problems += "the input (or the memory around it) was modified\n";
-  return c;
-}
-
 std::string where(const std::string& what, std::size_t n, std::size_t offset, Launch l) {
   return fmt::format("[{}] {}, n = {}{}, {}, seed {}", subject_name(), what, n,
                      offset ? fmt::format(", input offset by {} floats", offset) : "", launch_name(l), seed());
@@ -97,12 +71,11 @@ void expect_correctly_rounded(const std::string& what, const std::vector<float>&
   const float expected = exact_sum_rounded(host.data(), n);
   GuardedInput input(n, offset);
   input.upload(host, stream());
-  GuardedWorkspace ws(subject().workspace_bytes(n));
-  GuardedOutput out(1);
+  Trial trial(n);
   std::vector<Launch> launches = kLaunches;
   launches.push_back(Launch{});  // a repeated call on the same workspace
   for (const Launch l : launches) {
-    const Call c = call_tuned(input, l, stream(), ws, out);
+    const TrialResult c = trial.run(input, l);
     if (!c.problems.empty()) {
       ADD_FAILURE() << where(what, n, offset, l) << ":\n" << c.problems;
       return;
@@ -266,31 +239,19 @@ void two_streams_at_once() {
   const float expected = exact_sum_rounded(host.data(), n);
   GuardedInput input(n, 1);
   input.upload(host, stream());
-  cudaStream_t other;
-  WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
-  GuardedWorkspace wa(subject().workspace_bytes(n)), wb(subject().workspace_bytes(n));
-  GuardedOutput oa(1), ob(1);
+  Trial ta(n), tb(n);
   const Launch la{}, lb{1000, 128};
-  oa.poison(stream());
-  ob.poison(other);
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  subject().tuned(input.data(), n, oa.data(), wa.data(), stream(), la);
-  subject().tuned(input.data(), n, ob.data(), wb.data(), other, lb);
-  const cudaError_t launch = cudaGetLastError();
-  const cudaError_t ea = cudaStreamSynchronize(stream()), eb = cudaStreamSynchronize(other);
-  WORKBOOK_CUDA_CHECK(cudaStreamDestroy(other));
-  ASSERT_EQ(launch, cudaSuccess) << where("two streams", n, 1, lb) << ": " << cudaGetErrorString(launch);
-  ASSERT_EQ(ea, cudaSuccess) << where("two streams", n, 1, la) << ": " << cudaGetErrorString(ea);
-  ASSERT_EQ(eb, cudaSuccess) << where("two streams", n, 1, lb) << ": " << cudaGetErrorString(eb);
-  const std::string problems =
-      wa.explain_overrun(stream()) + wb.explain_overrun(stream()) + oa.explain_stray_writes(1, stream()) +
-      ob.explain_stray_writes(1, stream());
-  ASSERT_TRUE(problems.empty()) << where("two streams", n, 1, lb) << ":\n" << problems;
-  const float a = oa.download(1, stream())[0], b = ob.download(1, stream())[0];
-  EXPECT_EQ(bits_of(a), bits_of(expected)) << where("first of two streams", n, 1, la) << ": the sum is "
-                                           << show(a) << "; the correctly rounded sum is " << show(expected);
-  EXPECT_EQ(bits_of(b), bits_of(expected)) << where("second of two streams", n, 1, lb) << ": the sum is "
-                                           << show(b) << "; the correctly rounded sum is " << show(expected);
+  ta.prepare(input);
+  tb.prepare(input);
+  const Outcome o = run_calls({ta.call(input, 0, la), tb.call(input, 1, lb)});
+  const bool ran = o.results.size() == 2;
+  const TrialResult a = ta.check(input, ran ? &o.results[0] : nullptr, o);
+  const TrialResult b = tb.check(input, ran ? &o.results[1] : nullptr, o);
+  ASSERT_TRUE(a.problems.empty() && b.problems.empty()) << where("two streams", n, 1, lb) << ":\n" << a.problems << b.problems;
+  EXPECT_EQ(bits_of(a.total), bits_of(expected)) << where("first of two streams", n, 1, la) << ": the sum is "
+                                                 << show(a.total) << "; the correctly rounded sum is " << show(expected);
+  EXPECT_EQ(bits_of(b.total), bits_of(expected)) << where("second of two streams", n, 1, lb) << ": the sum is "
+                                                 << show(b.total) << "; the correctly rounded sum is " << show(expected);
 }
 
 }  // namespace

@@ -74,6 +74,10 @@ constexpr std::size_t partials_capacity(std::size_t n) {
   return (n + 31) / 32 > 65536 ? (n + 31) / 32 : 65536;
 }
 
+//! The most workspace a full reduction may ask for (workspace_bytes) for n elements: far more than
+//! any strategy here needs, and a bound on what a call can take from the device.
+constexpr std::size_t max_workspace_bytes(std::size_t n) { return (std::size_t(64) << 20) + 4 * n; }
+
 //! The size every chapter is timed at: 2^27 floats, 512 MB, over 8x the H200's
 //! 60 MB L2, so the timed calls read from memory, not from the cache.
 inline constexpr std::size_t kTimedElements = std::size_t(1) << 27;

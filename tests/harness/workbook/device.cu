@@ -65,6 +65,10 @@ __global__ void sixteenths_kernel(const float* x, std::size_t n, unsigned long l
   atomicAdd(out, static_cast<unsigned long long>(units));  // two's complement: wraps correctly
 }
 
+__global__ void scatter_kernel(float* dst, const std::size_t* at, const float* to, std::size_t count) {
+  for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) dst[at[i]] = to[i];
+}
+
 constexpr unsigned kSumThreads = 1024;
 
 __global__ void __launch_bounds__(kSumThreads)
@@ -171,10 +175,23 @@ void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void GuardedInput::set(std::size_t index, float value, cudaStream_t stream) {
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float),
+void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
+  if (values.empty()) return;
+  DeviceBuffer<std::size_t> at(values.size());
+  DeviceBuffer<float> to(values.size());
+  std::vector<std::size_t> host_at;
+  std::vector<float> host_to;
+  for (const auto& [index, value] : values) {
+    host_at.push_back(index);
+    host_to.push_back(value);
+  }
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(at.data(), host_at.data(), values.size() * sizeof(std::size_t),
                                       cudaMemcpyHostToDevice, stream));
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a local copy
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(to.data(), host_to.data(), values.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
 }
 
 std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "workbook/cuda_check.hpp"
+#include "workbook/shared_memory.hpp"
 
 namespace workbook {
 
@@ -92,15 +93,15 @@ class GuardedInput {
   void upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! The dense exact input of `seed` (see dense_exact_units), drawn on the device.
   void fill_dense_exact(std::uint64_t seed, cudaStream_t stream);
-  //! Sets one element (the timed calls change one element before each call).
-  void set(std::size_t index, float value, cudaStream_t stream);
+  //! Sets elements (the timed calls change some before each call), and waits.
+  void set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.
   std::uint64_t fingerprint(cudaStream_t stream) const;
 
  private:
   float* writable() { return base_.data() + kSlack + offset_; }
   std::size_t n_, offset_;
-  DeviceBuffer<float> base_;
+  SharedBuffer<float> base_;
 };
 
 //! Room for `capacity` outputs, poisoned before every run, followed by a
@@ -119,7 +120,7 @@ class GuardedOutput {
 
  private:
   std::size_t capacity_;
-  DeviceBuffer<float> base_;
+  SharedBuffer<float> base_;
 };
 
 //! A full chapter's workspace of `bytes`, zero-filled once, between two
@@ -135,7 +136,7 @@ class GuardedWorkspace {
 
  private:
   std::size_t bytes_, words_;  // words_: the workspace in 4-byte words, rounded up
-  DeviceBuffer<std::uint32_t> base_;
+  SharedBuffer<std::uint32_t> base_;
 };
 
 }  // namespace workbook

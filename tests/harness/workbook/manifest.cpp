@@ -96,6 +96,7 @@ Manifest load_manifest(const std::string& path) {
       spec.bandwidth_fraction = c.at("bandwidth_fraction").get<double>();
       spec.timeout_s = c.at("timeout_s").get<int>();
       spec.deterministic = c.value("deterministic", true);
+      spec.tuned = c.value("tuned", false);
       spec.requires_features = c.value("requires", std::vector<std::string>{});
       for (const std::string& feature : spec.requires_features) {
         if (feature != "cooperative_launch" && required_compute_capability(feature) == 0) {
@@ -113,6 +114,9 @@ Manifest load_manifest(const std::string& path) {
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
       if (spec.kind != "block_pass" && spec.kind != "full") {
         throw std::runtime_error(fmt::format("chapter {}: kind must be block_pass or full", spec.slug));
+      }
+      if (spec.tuned && spec.kind != "full") {
+        throw std::runtime_error(fmt::format("chapter {}: only a full chapter can be tuned", spec.slug));
       }
       for (const auto& [group, hint] : spec.hints) {
         if (!names::is_group(group)) {

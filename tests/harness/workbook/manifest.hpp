@@ -14,12 +14,15 @@ struct ChapterSpec {
   std::string kind;  // "block_pass" or "full"
   int correctness_points = 0;
   int performance_points = 0;
-  //! The learner's GB/s must reach this fraction of the reference's, timed
-  //! side by side in one process.
+  //! The learner's GB/s must reach this fraction of the reference's, each timed in a process of
+  //! its own against the streaming-read ceiling measured beside it.
   double bandwidth_fraction = 0;
   int timeout_s = 0;  // for the chapter's whole test process
   //! Same input, same bits, every run (false where atomics order the adds).
   bool deterministic = true;
+  //! A full chapter whose launcher takes its grid as a parameter (WORKBOOK_TUNED_REDUCE): it also
+  //! gets the tests that change the grid (Reproducible, Accuracy).
+  bool tuned = false;
   //! Device features the chapter needs: "cooperative_launch", or "sm_90" (a compute
   //! capability of at least 9.0). A GPU without one skips the chapter: its tests
   //! skip, and the grader reports "skipped: needs sm_90", never failed.

@@ -1,6 +1,7 @@
 #include "workbook/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "workbook/cuda_check.hpp"
 #include "workbook/device.hpp"
@@ -100,6 +101,76 @@ double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream
     };
     best = std::max(best, time_on_stream(run4, stream, 2, 20).gbps(bytes));
     best = std::max(best, time_on_stream(run8, stream, 2, 20).gbps(bytes));
+  }
+  return best;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+}
+
+}  // namespace
+
+double BatchTimes::per_call_s() const {
+  const double m = median(many), s = median(one);
+  const int b = std::max(calls, 1);
+  if (b == 1) return m;
+  // A batch of b calls costs b*t + o and a single call t + o, o >= 0 the hand-off: t lies between
+  // (m - s) / b and m / b whatever o is, so a noisy slope is held there.
+  return std::clamp((m - s) / (b - 1), std::max(m - s, 0.0) / b, m / b);
+}
+
+double BatchTimes::fastest_per_call_s() const {
+  return many.empty() ? 0 : *std::min_element(many.begin(), many.end()) / std::max(calls, 1);
+}
+
+double BatchTimes::spread() const {
+  if (many.empty()) return 0;
+  const auto [lo, hi] = std::minmax_element(many.begin(), many.end());
+  const double m = median(many);
+  return m > 0 ? (*hi - *lo) / m : 0;
+}
+
+Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::size_t n, cudaStream_t stream,
+                               int rounds) {
+  const std::size_t count = n / 4;  // whole float4s of 16-byte aligned inputs
+  const std::size_t bytes = count * sizeof(float4);
+  DeviceBuffer<float> sink(1);
+  const DeviceInfo info = device_info();
+  Ceiling best;
+  for (int blocks_per_sm : {4, 8, 16, 32}) {
+    const unsigned grid = static_cast<unsigned>(blocks_per_sm * info.multiprocessors);
+    for (int loads : {4, 8}) {
+      auto batch = [&](std::size_t calls) {
+        const auto start = std::chrono::steady_clock::now();
+        for (std::size_t b = 0; b < calls; ++b) {
+          const auto* in = reinterpret_cast<const float4*>(inputs[b]);
+          if (loads == 4) streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink.data());
+          else streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink.data());
+        }
+        WORKBOOK_CUDA_CHECK(cudaGetLastError());
+        WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      batch(inputs.size());  // warm-up
+      BatchTimes t;
+      t.calls = static_cast<int>(inputs.size());
+      for (int r = 0; r < rounds; ++r) {
+        t.many.push_back(batch(inputs.size()));
+        t.one.push_back(batch(1));
+      }
+      const double gbps = bytes / t.per_call_s() / 1e9;
+      if (gbps > best.gbps) {
+        best.gbps = gbps;
+        best.spread = t.spread();
+      }
+      best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, bytes / t.fastest_per_call_s() / 1e9);
+    }
   }
   return best;
 }

@@ -41,4 +41,31 @@ Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, in
 //! keeps the best median.
 double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream);
 
+//! Times taken by the host's clock around whole batches of calls, from handing them over to
+//! knowing they finished: `many` for batches of `calls` calls, `one` for single calls.
+struct BatchTimes {
+  int calls = 0;
+  std::vector<double> many, one;  // seconds
+  //! (median(many) - median(one)) / (calls - 1): the time one more call adds, with the hand-off,
+  //! the first launch and the wait for the device cancelled out (held within the bounds any
+  //! hand-off allows, so that noise cannot make it absurd).
+  double per_call_s() const;
+  //! The fastest batch of `calls` calls divided by `calls`: hand-off and all.
+  double fastest_per_call_s() const;
+  //! (max - min) / median of `many`: how much the same batch varies.
+  double spread() const;
+};
+
+//! The device's streaming-read ceiling measured as BatchTimes are: a kernel that only loads
+//! (16-byte loads, several in flight per thread, a few grid sizes tried), one launch per input of
+//! `inputs` in a batch; the best grid's GB/s, and the spread of its batches.
+struct Ceiling {
+  double gbps = 0;
+  double spread = 0;
+  //! Its fastest whole batch, hand-off and all: what a chapter's fastest batch is held against.
+  double fastest_batch_gbps = 0;
+};
+Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::size_t n, cudaStream_t stream,
+                               int rounds = 9);
+
 }  // namespace workbook

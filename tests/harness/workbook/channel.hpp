@@ -1,0 +1,33 @@
+// The result channel: what a judge (a chapter's test process) tells the grader, one JSON object a
+// line, on a descriptor the grader opened (its number in WORKBOOK_RESULT_FD). Both sides use these
+// names, so neither writes them twice.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::channel {
+
+enum class Event {
+  begin,         // the judge started: chapter, subject, seed, problem ("" or why nothing can run), where
+  start,         // a test started: name
+  test,          // a test ended: name, result, failures, properties
+  context_lost,  // a kernel broke the CUDA context: name, error; the judge ends
+  hang,          // a call never finished: name, seconds; the judge ends
+  end,           // every test ran: ran, runner_exit, output_bytes, output_kept
+};
+NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
+                                     {Event::start, "start"},
+                                     {Event::test, "test"},
+                                     {Event::context_lost, "context_lost"},
+                                     {Event::hang, "hang"},
+                                     {Event::end, "end"}})
+
+//! A test's result word.
+enum class Result { passed, failed, skipped };
+NLOHMANN_JSON_SERIALIZE_ENUM(Result, {{Result::passed, "passed"}, {Result::failed, "failed"}, {Result::skipped, "skipped"}})
+
+//! What the runner's process ended with, as the end event says: the exit status compute-sanitizer
+//! gives when it found errors.
+inline constexpr int kSanitizerFoundErrors = 97;
+
+}  // namespace workbook::channel

@@ -1,0 +1,99 @@
+#include "workbook/remote.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace workbook::remote {
+
+bool send_message(int socket, const nlohmann::json& message, int fd) {
+  const std::string text = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > kMaxMessageBytes) return false;
+  msghdr m{};
+  iovec io{const_cast<char*>(text.data()), text.size()};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  for (;;) {
+    const ssize_t n = sendmsg(socket, &m, MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<std::size_t>(n) == text.size();
+    if (errno != EINTR) return false;
+  }
+}
+
+Received receive(int socket, double timeout_s) {
+  Received r;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int wait_ms = -1;
+    if (timeout_s > 0) {
+      const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        r.timed_out = true;
+        r.problem = "no answer in time";
+        return r;
+      }
+      wait_ms = static_cast<int>(left * 1000) + 1;
+    }
+    pollfd p{socket, POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      r.problem = std::string("poll: ") + std::strerror(errno);
+      return r;
+    }
+    if (ready == 1) break;
+  }
+  std::vector<char> buffer(kMaxMessageBytes + 1);
+  msghdr m{};
+  iovec io{buffer.data(), buffer.size()};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  m.msg_control = control;
+  m.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = recvmsg(socket, &m, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (r.fd < 0) r.fd = fd;
+      else close(fd);  // one descriptor per message; more are closed
+    }
+  }
+  if (n <= 0) {
+    r.problem = n == 0 ? "the other side closed the connection" : std::string("recvmsg: ") + std::strerror(errno);
+    return r;
+  }
+  if ((m.msg_flags & MSG_TRUNC) || static_cast<std::size_t>(n) > kMaxMessageBytes) {
+    r.problem = "a message longer than any the protocol has";
+    return r;
+  }
+  try {
+    r.message = nlohmann::json::parse(buffer.begin(), buffer.begin() + n);
+  } catch (const nlohmann::json::exception&) {
+    r.problem = "a message that is not JSON";
+  }
+  return r;
+}
+
+}  // namespace workbook::remote

@@ -1,0 +1,116 @@
+// What the judge and the runner say to each other: one request, one reply, each a JSON message on
+// a Unix socket (SOCK_SEQPACKET: message boundaries kept, descriptors passed alongside).
+//
+// The judge holds the inputs, the expected sums, the secrets and the clock; the runner holds the
+// chapter's code and nothing else. It maps the buffers the judge names, runs the chapter's
+// launcher on them, waits for the device and says what the launcher returned. Everything the
+// runner says is treated as untrusted by the judge: sizes are bounded, counts are checked, and a
+// reply that is late or malformed ends the runner.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workbook/contract.hpp"
+
+namespace workbook::remote {
+
+//! The descriptor number the runner finds its socket on.
+inline constexpr int kRunnerFd = 3;
+//! The longest message either side sends or accepts.
+inline constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 20;
+
+enum class Op { hello, map, unmap, workspace_bytes, run, quit };
+NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::hello, "hello"},
+                                  {Op::map, "map"},
+                                  {Op::unmap, "unmap"},
+                                  {Op::workspace_bytes, "workspace_bytes"},
+                                  {Op::run, "run"},
+                                  {Op::quit, "quit"}})
+
+//! What a call runs: the chapter's block pass, its full reduction, or its tuned launcher.
+enum class CallKind { block_pass, reduce, tuned };
+NLOHMANN_JSON_SERIALIZE_ENUM(CallKind, {{CallKind::block_pass, "block_pass"},
+                                        {CallKind::reduce, "reduce"},
+                                        {CallKind::tuned, "tuned"}})
+
+//! A place in a shared buffer: the judge's allocation id and a byte offset into it.
+struct Place {
+  std::uint64_t buffer = 0;
+  std::uint64_t offset = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Place, buffer, offset)
+
+struct Call {
+  CallKind kind = CallKind::block_pass;
+  Place in, out, workspace;
+  std::uint64_t n = 0;
+  std::uint64_t capacity = 0;  // block pass: room for partials
+  int stream = 0;              // the runner's stream 0 or 1
+  unsigned blocks = 0, threads = 0;  // tuned
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, kind, in, out, workspace, n, capacity, stream, blocks,
+                                                threads)
+
+//! A buffer to map: its id and size; its memory comes with the message as a descriptor.
+struct Mapping {
+  std::uint64_t buffer = 0;
+  std::uint64_t bytes = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mapping, buffer, bytes)
+
+struct Request {
+  Op op = Op::hello;
+  Mapping map;                       // map (one buffer a message: one descriptor)
+  std::vector<std::uint64_t> unmap;  // unmap
+  std::uint64_t n = 0;               // workspace_bytes
+  std::vector<Call> calls;           // run: enqueued in order, then every stream is waited for
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, op, map, unmap, n, calls)
+
+//! What one call's launcher did.
+struct CallResult {
+  std::uint64_t count = 0;   // block pass: the partials it says it wrote
+  std::string launch_error;  // cudaGetLastError() after it, if not cudaSuccess
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallResult, count, launch_error)
+
+//! The implementation the runner holds, as it registered (hello).
+struct Registration {
+  int registered = 0;  // how many entries registered (exactly one is right)
+  std::string chapter, subject;
+  ChapterKind kind = ChapterKind::block_pass;
+  bool tuned = false;
+};
+NLOHMANN_JSON_SERIALIZE_ENUM(ChapterKind, {{ChapterKind::block_pass, "block_pass"}, {ChapterKind::full, "full"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned)
+
+struct Reply {
+  std::string error;  // the request could not be done (a mapping failed, no device)
+  Registration registration;        // hello
+  std::uint64_t bytes = 0;          // workspace_bytes
+  std::vector<CallResult> results;  // run
+  std::string sync_error;           // run: the first error waiting for the streams
+  bool context_lost = false;        // run: that error is sticky: no later call can run
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error,
+                                                context_lost)
+
+//! Sends one message (and a descriptor, if `fd` >= 0); false if the socket is closed.
+bool send_message(int socket, const nlohmann::json& message, int fd = -1);
+
+//! What receive() got.
+struct Received {
+  nlohmann::json message;
+  int fd = -1;          // a descriptor that came with it, or -1
+  std::string problem;  // "" or why there is no message: closed, timed out, malformed
+  bool timed_out = false;
+};
+//! Waits up to `timeout_s` (0: no limit) for one message of at most kMaxMessageBytes.
+Received receive(int socket, double timeout_s);
+
+}  // namespace workbook::remote

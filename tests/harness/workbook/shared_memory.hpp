@@ -1,0 +1,98 @@
+// Device memory that the judge (the process that checks a chapter) shares with the runner (the
+// process that runs the chapter's code): each buffer a physical allocation of the CUDA driver's
+// virtual-memory API, exported as a POSIX file descriptor that the runner maps at an address of
+// its own. The runner sees only the buffers the judge hands it. A mapping the runner keeps after
+// the judge freed a buffer holds that buffer's memory alive, never memory the judge uses again;
+// the judge's own buffers (expected sums, results) come from cudaMalloc, never from here.
+//
+// (Memory pools exported by descriptor were the first choice; on the H200 with driver 580.159.04
+// a runner that imports an allocation of 8.6 GB from one dies of SIGSEGV inside the driver, with
+// or without the sandbox, while 5 GB works; the virtual-memory API maps 8.6 GB.)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace workbook {
+
+//! The judge's side.
+class SharedMemory {
+ public:
+  struct Allocation {
+    std::uint64_t id = 0;
+    char* base = nullptr;
+    std::size_t bytes = 0;       // as asked for
+    std::size_t mapped = 0;      // rounded up to the allocation granularity
+    unsigned long long handle = 0;  // CUmemGenericAllocationHandle
+  };
+
+  //! This process's shared memory, or null when none was set up (the chapter's code is linked in).
+  static SharedMemory* get();
+  //! Sets it up on the current device; false, saying why, where the device or driver cannot
+  //! share memory between processes (no POSIX file descriptor handles: WSL is one such system).
+  static bool create(std::string* why);
+
+  //! The allocation `p` points into, or null.
+  const Allocation* find(const void* p) const;
+  //! A new descriptor for an allocation, for the runner (the caller closes it); -1 on failure.
+  int export_descriptor(const Allocation& a) const;
+  //! Called with an allocation's id before it is freed, so the runner unmaps it first.
+  void on_release(std::function<void(std::uint64_t)> hook) { release_hook_ = std::move(hook); }
+
+  //! Device memory a chapter may be handed: shared when set up, else cudaMalloc.
+  static void* allocate(std::size_t bytes);
+  static void release(void* p);
+
+ private:
+  SharedMemory() = default;
+  int device_ = 0;
+  std::size_t granularity_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::map<const char*, Allocation, std::greater<>> allocations_;  // by base, highest first
+  std::function<void(std::uint64_t)> release_hook_;
+};
+
+//! An owning allocation of `count` elements of T that the chapter may be handed.
+template <class T>
+class SharedBuffer {
+ public:
+  explicit SharedBuffer(std::size_t count) : count_(count) {
+    if (count) data_ = static_cast<T*>(SharedMemory::allocate(count * sizeof(T)));
+  }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+  ~SharedBuffer() {
+    if (data_) SharedMemory::release(data_);
+  }
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+//! The runner's side: the judge's buffers it was asked to map.
+class ImportedMemory {
+ public:
+  //! Maps `mapped` bytes of the allocation behind `descriptor` (which it closes); null, saying
+  //! why, on failure.
+  char* map(std::uint64_t id, int descriptor, std::size_t mapped, std::string* why);
+  void unmap(std::uint64_t id);
+  //! The mapping of `id`, or null.
+  char* pointer(std::uint64_t id) const;
+
+ private:
+  struct Mapping {
+    char* base = nullptr;
+    std::size_t bytes = 0;
+    unsigned long long handle = 0;
+  };
+  std::map<std::uint64_t, Mapping> mapped_;
+};
+
+}  // namespace workbook

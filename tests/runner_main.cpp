@@ -1,0 +1,163 @@
+// main() of a runner: the process that holds one chapter's code (the learner's or the
+// reference's) and nothing that decides a grade. The judge (chapter_main.cpp) starts it, usually
+// inside the sandbox (workbook/sandbox.hpp), and sends it requests on descriptor 3
+// (workbook/remote.hpp): map these buffers, run these calls, wait, say what the launchers
+// returned. It knows no seed, no expected sum and no clock; what it says is checked.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "workbook/cuda_check.hpp"
+#include "workbook/registry.hpp"
+#include "workbook/remote.hpp"
+#include "workbook/shared_memory.hpp"
+
+namespace {
+
+using namespace workbook;
+using namespace workbook::remote;
+
+std::string error_text(cudaError_t err) { return fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err)); }
+
+class Runner {
+ public:
+  explicit Runner(int socket) : socket_(socket) {
+    const std::vector<Entry> entries = all_entries();
+    registration_.registered = static_cast<int>(entries.size());
+    if (!entries.empty()) {
+      entry_ = entries.front();
+      registration_.chapter = entry_.chapter;
+      registration_.subject = entry_.subject;
+      registration_.kind = entry_.kind;
+      registration_.tuned = entry_.tuned != nullptr;
+    }
+  }
+
+  int serve() {
+    for (;;) {
+      Received r = receive(socket_, 0);
+      if (!r.problem.empty()) return 0;  // the judge is gone, or said something malformed
+      Request request;
+      try {
+        request = r.message.get<Request>();
+      } catch (const std::exception& e) {
+        send({fmt::format("a request the runner cannot read: {}", e.what())});
+        continue;
+      }
+      if (request.op == Op::quit) return 0;
+      send(answer(request, r.fd));
+    }
+  }
+
+ private:
+  Reply answer(const Request& request, int fd) {
+    Reply reply;
+    if (fd >= 0 && request.op != Op::map) close(fd);  // only a map request brings one
+    switch (request.op) {
+      case Op::hello:
+        reply.registration = registration_;
+        if (const cudaError_t err = cudaFree(nullptr); err != cudaSuccess) {
+          reply.error = "the runner cannot use the GPU: " + error_text(err);
+        } else {
+          for (cudaStream_t& s : streams_) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        }
+        break;
+      case Op::map:
+        if (fd < 0) reply.error = "no descriptor came with the buffer";
+        else memory_.map(request.map.buffer, fd, request.map.bytes, &reply.error);
+        fd = -1;
+        break;
+      case Op::unmap:
+        for (const std::uint64_t id : request.unmap) memory_.unmap(id);
+        break;
+      case Op::workspace_bytes:
+        if (registration_.registered != 1 || !entry_.workspace_bytes) reply.error = "no full reduction registered";
+        else reply.bytes = entry_.workspace_bytes(request.n);
+        break;
+      case Op::run:
+        run(request.calls, reply);
+        break;
+      case Op::quit:
+        break;
+    }
+    return reply;
+  }
+
+  void* at(const Place& p) const {
+    char* base = memory_.pointer(p.buffer);
+    return base ? base + p.offset : nullptr;
+  }
+
+  void run(const std::vector<Call>& calls, Reply& reply) {
+    if (registration_.registered != 1) {
+      reply.error = "no single implementation registered";
+      return;
+    }
+    for (const Call& c : calls) {
+      CallResult result;
+      const auto* in = static_cast<const float*>(at(c.in));
+      auto* out = static_cast<float*>(at(c.out));
+      void* workspace = at(c.workspace);
+      cudaStream_t stream = streams_[c.stream == 1 ? 1 : 0];
+      if (c.kind == CallKind::block_pass && entry_.block_pass) {
+        result.count = entry_.block_pass(in, c.n, out, c.capacity, stream);
+      } else if (c.kind == CallKind::reduce && entry_.reduce) {
+        entry_.reduce(in, c.n, out, workspace, stream);
+      } else if (c.kind == CallKind::tuned && entry_.tuned) {
+        entry_.tuned(in, c.n, out, workspace, stream, Launch{c.blocks, c.threads});
+      } else {
+        result.launch_error = "the registered implementation has no launcher of this kind";
+      }
+      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) result.launch_error = error_text(err);
+      reply.results.push_back(result);
+    }
+    for (cudaStream_t s : streams_) {
+      const cudaError_t err = cudaStreamSynchronize(s);
+      if (err != cudaSuccess && reply.sync_error.empty()) {
+        reply.sync_error = error_text(err);
+        reply.context_lost = is_sticky(err);
+      }
+    }
+    if (reply.sync_error.empty()) cudaGetLastError();  // a non-sticky error must not leak into the next call
+  }
+
+  void send(const Reply& reply) {
+    std::fflush(stdout);  // the launcher's own output (and device printf) before the answer
+    send_message(socket_, reply);
+  }
+
+  int socket_;
+  Entry entry_{};
+  Registration registration_;
+  ImportedMemory memory_;
+  cudaStream_t streams_[2] = {nullptr, nullptr};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int fd = kRunnerFd;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--fd=", 0) == 0) {
+      fd = std::atoi(arg.c_str() + 5);
+    } else {
+      std::fprintf(stderr, "%s: unknown argument %s (a judge, test_<chapter> --runner=..., starts this program)\n",
+                   argv[0], arg.c_str());
+      return 2;
+    }
+  }
+  if (fcntl(fd, F_GETFD) < 0) {
+    std::fprintf(stderr, "%s: no judge on descriptor %d; a judge (test_<chapter> --runner=...) starts this program\n",
+                 argv[0], fd);
+    return 2;
+  }
+  return Runner(fd).serve();
+}

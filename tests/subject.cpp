@@ -1,0 +1,490 @@
+#include "subject.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "workbook/cuda_check.hpp"
+#include "workbook/shared_memory.hpp"
+
+namespace fs = std::filesystem;
+
+namespace workbook::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string error_text(cudaError_t err) { return fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err)); }
+
+class LocalSubject : public Subject {
+ public:
+  explicit LocalSubject(const Entry& entry) : entry_(entry) {
+    registration_.registered = 1;
+    registration_.chapter = entry.chapter;
+    registration_.subject = entry.subject;
+    registration_.kind = entry.kind;
+    registration_.tuned = entry.tuned != nullptr;
+    for (cudaStream_t& s : streams_) WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  const remote::Registration& registration() const override { return registration_; }
+  std::optional<std::size_t> workspace_bytes(std::size_t n, std::string* why) override {
+    if (!entry_.workspace_bytes) {
+      *why = "a block pass has no workspace";
+      return std::nullopt;
+    }
+    return entry_.workspace_bytes(n);
+  }
+  Outcome run(const std::vector<Call>& calls) override {
+    Outcome o;
+    const auto start = Clock::now();
+    for (const Call& c : calls) {
+      remote::CallResult r;
+      cudaStream_t s = streams_[c.stream == 1 ? 1 : 0];
+      switch (c.kind) {
+        case remote::CallKind::block_pass: r.count = entry_.block_pass(c.in, c.n, c.out, c.capacity, s); break;
+        case remote::CallKind::reduce: entry_.reduce(c.in, c.n, c.out, c.workspace, s); break;
+        case remote::CallKind::tuned: entry_.tuned(c.in, c.n, c.out, c.workspace, s, c.launch); break;
+      }
+      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) r.launch_error = error_text(err);
+      o.results.push_back(r);
+    }
+    for (cudaStream_t s : streams_) {
+      const cudaError_t err = cudaStreamSynchronize(s);
+      if (err != cudaSuccess && o.error.empty()) {
+        o.error = "the kernel failed while running: " + error_text(err);
+        o.fatal = is_sticky(err);
+      }
+    }
+    o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!o.fatal) cudaGetLastError();
+    return o;
+  }
+  std::string where() const override { return "in the judge's own process (not sandboxed)"; }
+
+ private:
+  Entry entry_;
+  remote::Registration registration_;
+  cudaStream_t streams_[2] = {nullptr, nullptr};
+};
+
+// The folders of the shared libraries this process has loaded: the runner links the same ones, and
+// may read them inside the sandbox wherever they were installed (a conda environment, a module).
+std::vector<std::string> loaded_library_folders() {
+  std::set<std::string> folders;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const std::size_t slash = line.find('/');
+    if (slash == std::string::npos || line.find(".so", slash) == std::string::npos) continue;
+    folders.insert(fs::path(line.substr(slash)).parent_path().string());
+  }
+  return {folders.begin(), folders.end()};
+}
+
+std::vector<std::string> device_files() {
+  std::vector<std::string> files;
+  glob_t g{};
+  if (glob("/dev/nvidia*", 0, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) files.push_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  return files;
+}
+
+std::string status_text(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+std::unique_ptr<Subject> local_subject(const Entry& entry) { return std::make_unique<LocalSubject>(entry); }
+
+struct RemoteSubject::Process {
+  pid_t pid = -1;
+  int socket = -1;
+  int status = 0;
+  bool reaped = false;
+  std::thread drain;
+  std::atomic<std::size_t> bytes{0}, kept{0};
+  std::string scratch;
+  bool own_scratch = false;
+
+  // Waits up to `seconds` for the process to end; true if it has.
+  bool wait(double seconds) {
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (!reaped) {
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid) reaped = true;
+      else if (done < 0 && errno != EINTR) reaped = true;
+      else if (Clock::now() >= until) return false;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+  void kill_now() {
+    if (!reaped && pid > 0) kill(pid, SIGKILL);  // the sandbox's processes die with it
+    wait(10);
+  }
+};
+
+std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
+  SharedMemory* memory = SharedMemory::get();
+  if (!memory) throw std::runtime_error("no shared memory: set it up before starting a runner");
+  std::unique_ptr<RemoteSubject> subject(new RemoteSubject);
+  subject->process_ = std::make_unique<RemoteSubject::Process>();
+  RemoteSubject::Process& p = *subject->process_;
+  subject->call_timeout_s_ = options.call_timeout_s;
+
+  p.scratch = options.scratch;
+  if (p.scratch.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/workbook-runner-XXXXXX";
+    if (!mkdtemp(pattern.data())) throw std::runtime_error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
+    p.scratch = pattern;
+    p.own_scratch = true;
+  }
+  std::vector<std::string> program = options.wrapper;
+  program.push_back(options.runner);
+  program.push_back(fmt::format("--fd={}", remote::kRunnerFd));
+  // The runner's whole environment: nothing of the judge's (no seed, no paths of the grader's).
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.scratch, "TMPDIR=" + p.scratch,
+                                  "LANG=C.UTF-8"};
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LD_LIBRARY_PATH",
+                           "TERM", "NCCL_NVLS_ENABLE"}) {
+    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
+  }
+  constexpr int kReportFd = 4;
+  std::vector<std::string> argv = program;
+  const bool sandboxed = !options.sandbox_helper.empty();
+  if (sandboxed) {
+    sandbox::Policy policy;
+    policy.helper = options.sandbox_helper;
+    policy.scratch = p.scratch;
+    policy.writable = device_files();
+    policy.writable.push_back("/proc");  // the CUDA driver writes under /proc/self (a /proc of the sandbox's own)
+    policy.readable = loaded_library_folders();
+    policy.readable.push_back(options.runner);
+    policy.readable.insert(policy.readable.end(), options.readable.begin(), options.readable.end());
+    if (!options.wrapper.empty()) {
+      std::error_code ec;
+      const fs::path tool = fs::canonical(options.wrapper.front(), ec);
+      if (!ec) policy.readable.push_back(tool.parent_path().parent_path().string());  // the tool's installation
+    }
+    policy.env = env;
+    policy.keep_fds = {remote::kRunnerFd};
+    policy.cpu_seconds = options.cpu_seconds;
+    policy.file_bytes = std::size_t(1) << 30;
+    policy.debugger = options.interactive;
+    argv = sandbox::helper_command(policy, kReportFd, program);
+  }
+  int sv[2], out[2] = {-1, -1}, report[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
+      (!options.interactive && pipe2(out, O_CLOEXEC) != 0) || (sandboxed && pipe2(report, O_CLOEXEC) != 0)) {
+    throw std::runtime_error(fmt::format("socketpair or pipe: {}", std::strerror(errno)));
+  }
+  std::vector<char*> args, envp;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec: the judge has the CUDA runtime's threads.
+    // Each descriptor first moves above the numbers it goes to, so no dup2 overwrites another's source.
+    const int socket_fd = fcntl(sv[1], F_DUPFD_CLOEXEC, 64);
+    const int report_fd = sandboxed ? fcntl(report[1], F_DUPFD_CLOEXEC, 64) : -1;
+    const int out_fd = options.interactive ? -1 : fcntl(out[1], F_DUPFD_CLOEXEC, 64);
+    dup2(socket_fd, remote::kRunnerFd);
+    if (sandboxed) dup2(report_fd, kReportFd);
+    if (!options.interactive) {
+      dup2(out_fd, STDOUT_FILENO);
+      dup2(out_fd, STDERR_FILENO);
+      const int null = open("/dev/null", O_RDONLY);
+      if (null >= 0) dup2(null, STDIN_FILENO);
+    }
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  p.pid = pid;
+  p.socket = sv[0];
+  close(sv[1]);
+  if (!options.interactive) {
+    close(out[1]);
+    // The runner's output (its printf, device printf, a tool's report) into this process's log,
+    // the first output_limit bytes of it; the rest is counted.
+    p.drain = std::thread([&p, fd = out[0], limit = options.output_limit] {
+      char buffer[65536];
+      bool said = false;
+      for (;;) {
+        const ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        p.bytes += static_cast<std::size_t>(n);
+        const std::size_t room = limit > p.kept ? limit - p.kept : 0;
+        const std::size_t keep = std::min<std::size_t>(room, static_cast<std::size_t>(n));
+        if (keep && write(STDOUT_FILENO, buffer, keep) > 0) p.kept += keep;
+        if (keep < static_cast<std::size_t>(n) && !said) {
+          said = true;
+          const std::string note = fmt::format("\n[the chapter's output is cut here: the log keeps {} bytes of it]\n", limit);
+          if (write(STDOUT_FILENO, note.data(), note.size()) < 0) {
+          }
+        }
+      }
+      close(fd);
+    });
+  }
+  if (sandboxed) {
+    close(report[1]);
+    std::string text;
+    char buffer[4096];
+    for (;;) {
+      pollfd pf{report[0], POLLIN, 0};
+      if (poll(&pf, 1, 30000) <= 0) break;
+      const ssize_t n = read(report[0], buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(report[0]);
+    // The last line is the report (a second one replaces the first when exec fails).
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      try {
+        subject->sandbox_ = nlohmann::json::parse(line).get<sandbox::SandboxReport>();
+      } catch (const std::exception&) {
+      }
+    }
+    if (text.empty()) subject->sandbox_.error = "the sandbox helper said nothing before it ended";
+    if (!subject->sandbox_.error.empty()) {
+      const std::string why = subject->sandbox_.error;
+      p.kill_now();
+      throw std::runtime_error("the sandbox could not start the runner: " + why);
+    }
+  }
+  subject->sandboxed_ = sandboxed;
+  remote::Reply reply;
+  std::string why;
+  remote::Request hello;
+  hello.op = remote::Op::hello;
+  if (!subject->request(hello, &reply, std::max(120.0, options.call_timeout_s), &why)) {
+    throw std::runtime_error("the runner did not start: " + why);
+  }
+  if (!reply.error.empty()) throw std::runtime_error(reply.error);
+  subject->registration_ = reply.registration;
+  RemoteSubject* raw = subject.get();
+  memory->on_release([raw](std::uint64_t id) { raw->unmap(id); });
+  return subject;
+}
+
+RemoteSubject::~RemoteSubject() {
+  if (SharedMemory* memory = SharedMemory::get()) memory->on_release(nullptr);
+  finish();
+}
+
+bool RemoteSubject::request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why,
+                            int fd) {
+  if (dead_) {
+    *why = "the chapter's process has ended";
+    return false;
+  }
+  if (!remote::send_message(process_->socket, req, fd)) {
+    dead_ = true;
+    *why = ended_how();
+    return false;
+  }
+  const remote::Received r = remote::receive(process_->socket, timeout_s);
+  if (r.fd >= 0) close(r.fd);
+  if (!r.problem.empty()) {
+    dead_ = true;
+    if (r.timed_out) {
+      process_->kill_now();
+      *why = fmt::format("no answer within {:.0f} s", timeout_s);
+    } else {
+      *why = ended_how();
+    }
+    return false;
+  }
+  try {
+    *reply = r.message.get<remote::Reply>();
+  } catch (const std::exception& e) {
+    dead_ = true;
+    process_->kill_now();
+    *why = fmt::format("the chapter's process answered something that is not a reply ({})", e.what());
+    return false;
+  }
+  return true;
+}
+
+std::string RemoteSubject::ended_how() {
+  if (!process_->wait(3)) return "the chapter's process stopped answering";
+  return "the chapter's process " + status_text(process_->status);
+}
+
+void RemoteSubject::unmap(std::uint64_t id) {
+  const auto it = std::find(mapped_.begin(), mapped_.end(), id);
+  if (it == mapped_.end()) return;
+  mapped_.erase(it);
+  remote::Request req;
+  req.op = remote::Op::unmap;
+  req.unmap = {id};
+  remote::Reply reply;
+  std::string why;
+  request(req, &reply, 30, &why);
+}
+
+std::optional<std::size_t> RemoteSubject::workspace_bytes(std::size_t n, std::string* why) {
+  remote::Request req;
+  req.op = remote::Op::workspace_bytes;
+  req.n = n;
+  remote::Reply reply;
+  if (!request(req, &reply, call_timeout_s_, why)) return std::nullopt;
+  if (!reply.error.empty()) {
+    *why = reply.error;
+    return std::nullopt;
+  }
+  return reply.bytes;
+}
+
+Outcome RemoteSubject::run(const std::vector<Call>& calls) {
+  Outcome o;
+  SharedMemory& memory = *SharedMemory::get();
+  remote::Request req;
+  req.op = remote::Op::run;
+  std::vector<const SharedMemory::Allocation*> new_mappings;
+  auto place = [&](const void* p) {
+    remote::Place at;
+    if (!p) return at;
+    const SharedMemory::Allocation* a = memory.find(p);
+    if (!a) throw std::logic_error("a call names memory that is not shared with the runner");
+    at.buffer = a->id;
+    at.offset = static_cast<std::uint64_t>(static_cast<const char*>(p) - a->base);
+    if (std::find(mapped_.begin(), mapped_.end(), a->id) == mapped_.end() &&
+        std::find(new_mappings.begin(), new_mappings.end(), a) == new_mappings.end()) {
+      new_mappings.push_back(a);
+    }
+    return at;
+  };
+  for (const Call& c : calls) {
+    remote::Call rc;
+    rc.kind = c.kind;
+    rc.in = place(c.in);
+    rc.out = place(c.out);
+    rc.workspace = place(c.workspace);
+    rc.n = c.n;
+    rc.capacity = c.capacity;
+    rc.stream = c.stream;
+    rc.blocks = c.launch.blocks;
+    rc.threads = c.launch.threads;
+    req.calls.push_back(rc);
+  }
+  remote::Reply reply;
+  for (const SharedMemory::Allocation* a : new_mappings) {
+    remote::Request map;
+    map.op = remote::Op::map;
+    map.map = {a->id, a->mapped};
+    const int fd = memory.export_descriptor(*a);
+    const bool answered = fd >= 0 && request(map, &reply, 60, &o.error, fd);
+    if (fd >= 0) close(fd);
+    if (!answered || !reply.error.empty()) {
+      if (fd < 0) o.error = "the judge could not export the buffer";
+      if (o.error.empty()) o.error = reply.error;
+      o.error = "the chapter's process could not map the judge's buffers: " + o.error;
+      o.fatal = true;
+      return o;
+    }
+    mapped_.push_back(a->id);
+  }
+  const auto start = Clock::now();
+  std::string why;
+  if (!request(req, &reply, call_timeout_s_, &why)) {
+    o.fatal = true;
+    o.hang = why.rfind("no answer within", 0) == 0;
+    o.error = o.hang ? fmt::format("the calls did not finish within {:.0f} s: a kernel that never ends, or a "
+                                   "launcher that never returns",
+                                   call_timeout_s_)
+                     : why;
+    return o;
+  }
+  o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!reply.error.empty()) {
+    o.error = reply.error;
+    return o;
+  }
+  if (reply.results.size() != calls.size()) {
+    dead_ = true;
+    process_->kill_now();
+    o.fatal = true;
+    o.error = fmt::format("the chapter's process answered {} results for {} calls", reply.results.size(), calls.size());
+    return o;
+  }
+  o.results = reply.results;
+  if (!reply.sync_error.empty()) {
+    o.error = "the kernel failed while running: " + reply.sync_error;
+    o.fatal = reply.context_lost;
+  }
+  return o;
+}
+
+std::string RemoteSubject::where() const {
+  return sandboxed_ ? "in a process of its own, " + sandbox_.summary()
+                    : "in a process of its own (not sandboxed: started without the sandbox helper)";
+}
+
+int RemoteSubject::finish() {
+  if (!process_) return exit_code_;
+  Process& p = *process_;
+  if (!dead_) {
+    remote::Request quit;
+    quit.op = remote::Op::quit;
+    remote::send_message(p.socket, quit);
+    dead_ = true;
+  }
+  int code = -1;
+  if (p.wait(120)) {
+    code = WIFEXITED(p.status) ? WEXITSTATUS(p.status) : 128 + WTERMSIG(p.status);
+  } else {
+    p.kill_now();
+  }
+  if (p.socket >= 0) close(p.socket);
+  p.socket = -1;
+  if (p.drain.joinable()) p.drain.join();
+  if (p.own_scratch) {
+    std::error_code ec;
+    fs::remove_all(p.scratch, ec);
+    p.own_scratch = false;
+  }
+  exit_code_ = code;
+  output_bytes_ = p.bytes;
+  output_kept_ = p.kept;
+  process_.reset();
+  return code;
+}
+
+std::size_t RemoteSubject::output_bytes() const { return process_ ? process_->bytes.load() : output_bytes_; }
+std::size_t RemoteSubject::output_kept() const { return process_ ? process_->kept.load() : output_kept_; }
+
+}  // namespace workbook::test
