@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -582,7 +583,87 @@ bool mentions_namespace(const std::string& name, const std::string& ns) {
   return false;
 }
 
+// The object's section names, from objdump's section headers.
+std::vector<std::string> read_sections(const Toolchain& tc, const std::string& object, const fs::path& log) {
+  const ProcessResult r = run_process({tc.objdump, "-h", object}, log.string(), tc.tool_timeout_s);
+  if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
+    throw std::runtime_error(fmt::format("objdump could not read {} (see {})", object, log.string()));
+  }
+  static const std::regex line_re(R"(^\s*\d+\s+(\S+)\s+[0-9a-fA-F]+\s.*$)");
+  std::vector<std::string> sections;
+  for (const std::string& line : lines_of(read_text(log))) {
+    std::smatch m;
+    if (std::regex_match(line, m, line_re)) sections.push_back(m[1].str());
+  }
+  return sections;
+}
+
+// The sections compiled C++ and CUDA host code has (gcc and nvcc); anything else came from an
+// assembler directive or a section attribute.
+bool ordinary_section(const std::string& name) {
+  static const std::vector<std::string> patterns = {
+      ".text", ".text.*", ".data", ".data.*", ".bss", ".bss.*", ".rodata", ".rodata.*", ".tdata*", ".tbss*",
+      ".init_array*", ".fini_array*", ".ctors*", ".dtors*", ".eh_frame", ".gcc_except_table*", ".comment",
+      ".note.*", ".group", ".nv_fatbin", ".nvFatBinSegment", "__nv_relfatbin", "__nv_module_id", ".debug_*",
+      ".gnu.linkonce.*"};
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, name); });
+}
+
 }  // namespace
+
+std::vector<Refusal> check_host_assembly(const std::string& listing_text) {
+  // Directives that read a file into the object or build code out of text: never in compiled code.
+  static const std::map<std::string, std::string> never = {
+      {".incbin", "reads a file into the object at build time"},
+      {".include", "reads a file into the assembly at build time"},
+      {".macro", "defines an assembler macro"}, {".irp", "repeats assembly"}, {".irpc", "repeats assembly"},
+      {".rept", "repeats assembly"}, {".altmacro", "changes how macros expand"}, {".purgem", "undefines a macro"},
+      {".pushsection", "switches sections"}, {".popsection", "switches sections"}, {".previous", "switches sections"},
+      {".subsection", "switches sections"}};
+  std::vector<Refusal> refusals;
+  std::set<std::string> said;
+  auto refuse = [&](const std::string& directive, const std::string& why) {
+    if (!said.insert(directive).second) return;
+    refusals.push_back({"assembly", fmt::format("host code's inline assembly carries the directive {} ({}): a "
+                                                "chapter's host code needs no assembler directives",
+                                                printable(directive, 40), why)});
+  };
+  bool inline_assembly = false;  // between #APP and #NO_APP: what asm() statements wrote
+  for (const std::string& line : lines_of(listing_text)) {
+    // "  12 0004 0F05     <tab><tab>syscall": the source text follows the first tab.
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    std::string text = line.substr(tab + 1);
+    text.erase(0, text.find_first_not_of(" \t"));
+    if (text.rfind("#APP", 0) == 0) {
+      inline_assembly = true;
+      continue;
+    }
+    if (text.rfind("#NO_APP", 0) == 0) {
+      inline_assembly = false;
+      continue;
+    }
+    if (text.empty() || text[0] != '.') continue;
+    const std::string directive = text.substr(0, text.find_first_of(" \t,\""));
+    if (!directive.empty() && directive.back() == ':') continue;  // a label (.L12:)
+    if (const auto it = never.find(directive); it != never.end()) {
+      refuse(directive, it->second);
+      continue;
+    }
+    if (!inline_assembly) continue;
+    // nvcc's own inline assembly: the fatbinary, `.section .nv_fatbin, "a"`, `.align 8`, `.quad ...`,
+    // and back to `.text`.
+    std::string normal;
+    for (char c : text) {
+      if (c != ' ' && c != '\t') normal += c;
+    }
+    if (directive == ".align" || directive == ".quad" || directive == ".text" || normal == ".section.nv_fatbin,\"a\"") {
+      continue;
+    }
+    refuse(directive, "assembler directives in host code");
+  }
+  return refusals;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -767,7 +848,7 @@ std::vector<Refusal> check_includes(const Toolchain& tc, const Rules& rules,
 }
 
 std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const std::string& slug,
-                                  const std::string& object) {
+                                  const std::string& object, const std::string& listing) {
   const fs::path work = work_dir_of(tc);
   const std::vector<Symbol> symbols = read_symbols(tc, object, work / (slug + ".nm.log"));
   const std::vector<Function> functions = disassemble(tc, object, work / (slug + ".objdump.log"));
@@ -816,9 +897,23 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
       continue;
     }
     if (any_match(rules.allowed_definitions, s.name)) continue;
-    refusals.push_back(
-        {"symbol", fmt::format("defines {}: keep kernels and functions in the anonymous namespace",
-                               shown_symbol(s.name))});
+    // A definition of its own (a __constant__ table, a helper outside the anonymous namespace) is
+    // the chapter's business; replacing the harness, GoogleTest, the C library or the CUDA runtime
+    // is not.
+    if (mentions_namespace(s.name, "workbook") || mentions_namespace(s.name, "testing")) {
+      refusals.push_back({"symbol", fmt::format("defines {}: a chapter may not define code of the harness "
+                                                "(namespace workbook) or of GoogleTest (namespace testing)",
+                                                shown_symbol(s.name))});
+      continue;
+    }
+    const bool library = any_match(rules.allowed_symbols, s.name) ||
+                         std::any_of(rules.refused_symbols.begin(), rules.refused_symbols.end(),
+                                     [&](const SymbolReason& r) { return any_match(r.patterns, s.name); });
+    if (library) {
+      refusals.push_back({"symbol", fmt::format("defines {}, a function of the C library or the CUDA runtime: a "
+                                                "chapter may not replace it",
+                                                shown_symbol(s.name))});
+    }
   }
   // One line for the system calls: the first function that issues one, and how many more do.
   std::string first_call;
@@ -837,6 +932,19 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
         {"syscall", fmt::format("host code issues a system call instruction ({}{})", first_call,
                                 more_functions ? fmt::format(", and in {} more function(s)", more_functions)
                                                : std::string())});
+  }
+  for (const std::string& section : read_sections(tc, object, work / (slug + ".sections.log"))) {
+    if (!ordinary_section(section)) {
+      refusals.push_back({"section", fmt::format("the object has a section {}, which compiled C++ and CUDA code does "
+                                                 "not have (an assembler directive or a section attribute put it there)",
+                                                 printable(section, 60))});
+    }
+  }
+  if (!listing.empty()) {
+    std::error_code ec;
+    if (fs::is_regular_file(listing, ec)) {
+      for (Refusal& r : check_host_assembly(read_text(listing))) refusals.push_back(std::move(r));
+    }
   }
   constexpr std::size_t max_refusals = 20;
   if (refusals.size() > max_refusals) {

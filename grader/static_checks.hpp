@@ -7,7 +7,10 @@
 //   header the chapter's manifest entry lists under "given" (given code: the answer of an earlier
 //   chapter, such as chapter 07's block pass, workbook/block_pass.cuh, for chapters 08 on);
 // - check_object: every symbol the object uses is on the allow-lists, it defines no external
-//   symbol outside its anonymous namespace, and its host code has no system-call instruction;
+//   symbol outside its anonymous namespace, its host code has no system-call instruction, its
+//   sections are those compiled code has, and its host inline assembly (the assembler's listing)
+//   carries no directive: .incbin and .include read files into the object at build time, section
+//   switches put bytes where compiled code never does;
 // - idea_notes: for the instructor only, whether the chapter's idea shows in the machine code.
 // The lists are in grader/manifest.json under "trust" and in each chapter's "symbols" and "idea".
 #pragma once
@@ -112,10 +115,18 @@ struct IdeaNote {
 std::vector<Refusal> check_includes(const Toolchain&, const Rules&, const std::string& slug,
                                     const std::string& source);
 
-//! After compiling: the object's undefined and defined symbols and its host instructions.
-//! Throws std::runtime_error when nm or objdump cannot read the object.
+//! After compiling: the object's undefined and defined symbols, its host instructions and its
+//! sections, and the directives in the host assembler's `listing` (-Wa,-adln=<listing>; "" or a
+//! listing that does not exist skips that part). Throws std::runtime_error when nm or objdump
+//! cannot read the object.
 std::vector<Refusal> check_object(const Toolchain&, const Rules&, const std::string& slug,
-                                  const std::string& object);
+                                  const std::string& object, const std::string& listing = "");
+
+//! The directives a host assembler listing's inline assembly carries, as refusals: any directive
+//! inside the learner's inline assembly (#APP ... #NO_APP) but the fatbinary's that nvcc itself
+//! emits there, and anywhere a directive that reads a file or builds one (.incbin, .include,
+//! macros, repetitions, section stacks).
+std::vector<Refusal> check_host_assembly(const std::string& listing_text);
 
 //! For the instructor only (never a failure): the chapter's idea in the SASS or the symbols.
 //! Returns {} when toolchain.cuobjdump is empty.

@@ -235,9 +235,10 @@ Outcome run_case(const Case& c) {
     out.include_refusals = check_includes(tc, rules(), c.slug, source.string());
     if (!out.include_refusals.empty() || !c.compile) return out;
     const fs::path object = work / "kernel.o";
+    const fs::path listing = work / "host.lst";  // as the grading build writes it
     std::vector<std::string> argv = {tc.nvcc};
     argv.insert(argv.end(), tc.compile_flags.begin(), tc.compile_flags.end());
-    argv.insert(argv.end(), {"-c", source.string(), "-o", object.string()});
+    argv.insert(argv.end(), {"-Xcompiler=-Wa\\,-adln=" + listing.string(), "-c", source.string(), "-o", object.string()});
     const fs::path log = work / "compile.log";
     const ProcessResult r = run_process(argv, log.string(), 300);
     if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
@@ -246,7 +247,7 @@ Outcome run_case(const Case& c) {
       return out;
     }
     out.compiled = true;
-    out.object_refusals = check_object(tc, rules(), c.slug, object.string());
+    out.object_refusals = check_object(tc, rules(), c.slug, object.string(), listing.string());
     out.ideas = idea_notes(tc, rules(), c.slug, object.string());
   } catch (const std::exception& e) {
     out.error = e.what();

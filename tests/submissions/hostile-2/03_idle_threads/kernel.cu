@@ -1,5 +1,7 @@
 // hostile: prints GoogleTest's summary line itself, for a grader that reads the output
-// expect: rejected ~ uses [_a-z]*(printf|puts)[_a-z]*\(\): file and environment access
+// expect: full marks
+// Printing is allowed, and the grader reads only what the judge tells it on its own channel, so
+// the line changes nothing: the kernel itself is a correct V3 and gets what it earns.
 // Chapter 03 (V3): no idle threads at the first level.
 #include "workbook/chapter.cuh"
 

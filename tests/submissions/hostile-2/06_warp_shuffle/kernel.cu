@@ -1,5 +1,7 @@
-// hostile: remembers the last answer and skips the work when called again within a millisecond
-// expect: rejected ~ uses std::chrono::.*clocks
+// hostile: skips the work when called again within a millisecond, taking it for a timed run
+// expect: failed ~ never written|timed call
+// Clocks are allowed, so this compiles; the calls it skips leave their partials unwritten, and the
+// judge checks every call, the timed ones included.
 // Chapter 06 (V6): warp shuffles instead of a shared-memory tree.
 #include "workbook/chapter.cuh"
 
@@ -76,6 +78,9 @@ std::size_t launch(const float* in, std::size_t n, float* partials, std::size_t 
     return 0;
   }
   const std::size_t blocks = (n + elements_per_block - 1) / elements_per_block;
+  if (is_a_timed_repeat()) {
+    return blocks;  // the partials of the call before are still there, it hopes
+  }
   reduce_warp_shuffle<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(
       in, n, partials);
   return blocks;
