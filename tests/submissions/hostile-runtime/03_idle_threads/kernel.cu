@@ -1,9 +1,10 @@
 // hostile: remembers each input's partials and replays them when called again on the same buffer
-// expect: failed ~ timed
-// The timed calls of the bandwidth test see the same few buffers again and again: this kernel
-// computes the partials of a buffer once, keeps them in device memory of its own, and afterwards
-// only copies them out (reading 1 MB instead of 512 MB). The harness changes one element before
-// every timed call and checks every result, so the replayed sums are wrong.
+// expect: failed ~ timed|the sum is|partial
+// It computes the partials of a buffer once, keeps them in device memory of its own, and afterwards,
+// called on the same buffer again, only copies them out (reading 1 MB instead of 512 MB). Every
+// timed call reads an input of its own whose elements change at secret places just before, and
+// every result is checked, so the replayed sums are wrong (and so are those of later tests that
+// get a buffer at an address an earlier one had).
 #include "workbook/chapter.cuh"
 
 #include <cstddef>
