@@ -20,6 +20,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <sys/prctl.h>
+
 #include <fmt/format.h>
 
 #include "formats.hpp"
@@ -29,6 +31,7 @@
 #include "options.hpp"
 #include "process.hpp"
 #include "workbook/manifest.hpp"
+#include "workbook/sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -168,7 +171,9 @@ std::vector<int> parse_gpus(const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_grader(int argc, char** argv) {
   workbook::Manifest manifest;
   try {
     manifest = workbook::load_manifest(WORKBOOK_SOURCE_DIR "/grader/manifest.json");
@@ -319,4 +324,17 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "grader: {}\n", e.what());
     return kUsageError;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing of the same user may read the grader's memory (the seed); every process it starts,
+  // and every process those start (ninja's compilers in process groups of their own, a judge's
+  // sandbox), is reparented here if its parent dies, and ends when the grader does.
+  prctl(PR_SET_DUMPABLE, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const int status = run_grader(argc, argv);
+  workbook::sandbox::kill_descendants();
+  return status;
 }

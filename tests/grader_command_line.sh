@@ -82,21 +82,26 @@ done
 [ "$(ls -d shards/*/ | wc -l)" -eq 4 ] || fail "three shards did not grade each of 4 submissions once: $(ls shards)"
 grep -q "Grading 2 submissions" shard1.txt || fail "shard 1/3 of 4 is 2 submissions: $(head -3 shard1.txt)"
 
-# Ctrl-C while building: every child process ends, the report says interrupted.
+# Ctrl-C while compiling: every process the grader started ends, the compilers ninja started
+# in process groups of their own (nvcc, cicc, ptxas) too; the report says interrupted. Every
+# process it starts inherits its environment, so a marker there finds them all.
+marker="WORKBOOK_TEST_MARKER=ctrl-c-$$"
+descendants() { grep -ls "$marker" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | grep -v "^$pid$" || true; }
 rm -rf build2
-"$grader" --chapters alice/chapters --build-dir "$work/build2" --report interrupted.json >int.txt 2>&1 &
+env "$marker" "$grader" --chapters alice/chapters --build-dir "$work/build2" --report interrupted.json >int.txt 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do  # wait until the build runs
-  pgrep -f "$work/build2" | grep -vq "^$pid$" && break
+for _ in $(seq 1 600); do  # wait until ninja runs a compiler (not CMake's own checks)
+  names=$(for p in $(descendants); do cat /proc/$p/comm 2>/dev/null; done)
+  grep -qx ninja <<<"$names" && grep -Eqx 'nvcc|cicc|ptxas|cudafe\+\+|cc1plus' <<<"$names" && break
   sleep 0.2
 done
-sleep 1
+sleep 0.5
 kill -INT $pid
 wait $pid
 rc=$?
 [ $rc -eq 130 ] || fail "an interrupted grader exited $rc, not 130"
 sleep 0.5
-left=$(pgrep -f "$work/build2" | grep -v "^$pid$" || true)
+left=$(descendants)
 [ -z "$left" ] || { fail "processes left running after Ctrl-C: $(ps -o pid,args -p $left | tail -n +2)"; kill -9 $left; }
 grep -q '"interrupted": true' interrupted.json || fail "the report of an interrupted run does not say so"
 
