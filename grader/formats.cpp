@@ -154,7 +154,7 @@ Chapter chapter_of(const json& c) {
 // A report, every field with its fallback. A report that does not say it
 // was not graded counts as graded.
 struct Report {
-  std::string id, date, device, reason;
+  std::string id, name, date, device, reason;  // id: the folder-safe name; name: as given
   bool graded = true, complete = true, interrupted = false;
   double points = 0, max_points = 0;
   std::optional<double> seconds;
@@ -164,6 +164,7 @@ struct Report {
 Report report_of(const json& r) {
   Report rep;
   rep.id = text(member(r, "submission"), "id", "(no id)");
+  rep.name = text(member(r, "submission"), "name", rep.id);
   rep.date = text(r, "date");
   const json& d = member(r, "device");
   if (d.is_object()) {
@@ -294,7 +295,7 @@ std::string md_cell(const std::string& s) { return md_text(s); }  // md_text esc
 
 std::string feedback_markdown(const json& report) {
   const Report r = report_of(report);
-  std::string md = "# Feedback: " + md_text(r.id) + "\n\n";
+  std::string md = "# Feedback: " + md_text(r.name) + "\n\n";
   if (!r.graded) {
     md += "> **" + md_text(not_graded_line(r)) + "**\n>\n"
           "> The grader could not grade this submission, so this page is not a grade: "
@@ -441,7 +442,7 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
              "\nThe grader could not grade this submission: the score of 0 is a placeholder, not a grade, "
              "and the tests below show no results. Ask the course staff to grade it again.\n";
   }
-  output += "Submission " + r.id + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device + ".\n";
+  output += "Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device + ".\n";
   for (const Chapter& c : r.chapters) {
     output += c.slug + ": " + (c.status.empty() ? "no status" : c.status);
     if (r.graded && c.graded()) output += ", " + points_text(c.points) + "/" + points_text(c.max_points);
@@ -492,7 +493,7 @@ std::string prairielearn_results(const json& report) {
     doc["message"] = valid_utf8(not_graded_line(r));
     doc["format_errors"] = json::array({valid_utf8(not_graded_line(r))});
   }
-  doc["output"] = bounded_text("Submission " + r.id + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device +
+  doc["output"] = bounded_text("Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device +
                                    ".\n" + output,
                                kRunOutputBytes);
   return dump(doc);
@@ -588,7 +589,7 @@ std::string junit_xml(const std::vector<json>& reports) {
   for (const json& one : reports) {
     const Report r = report_of(one);
     for (const Chapter& c : r.chapters) {
-      const std::string classname = r.id + "." + c.slug;
+      const std::string classname = r.name + "." + c.slug;
       const std::string why = c.status + (c.detail.empty() ? "" : ": " + c.detail);
       Suite s;
       for (const Test& t : c.tests) {
@@ -625,7 +626,7 @@ std::string junit_xml(const std::vector<json>& reports) {
           s.add(classname, "performance", s.failure("performance", message, message));
         }
       }
-      std::string head = "  <testsuite name=\"" + attr(r.id + "/" + c.slug) + "\"" +
+      std::string head = "  <testsuite name=\"" + attr(r.name + "/" + c.slug) + "\"" +
                          fmt::format(" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\"", s.tests,
                                      s.failures, s.errors, s.skipped) +
                          " time=\"" + seconds_text(c.seconds) + "\"";
@@ -682,8 +683,10 @@ std::string gradebook_csv(const std::vector<json>& reports, const std::vector<st
   std::vector<std::pair<std::string, std::string>> rows;  // student, the rest of the row
   for (const json& one : reports) {
     const Report r = report_of(one);
-    const auto mapped = ids.find(r.id);
-    const std::string student = mapped != ids.end() ? mapped->second : r.id;
+    // The mapping names a submission as it was handed in, or by its folder-safe id.
+    auto mapped = ids.find(r.name);
+    if (mapped == ids.end()) mapped = ids.find(r.id);
+    const std::string student = mapped != ids.end() ? mapped->second : r.name;
     std::string row;
     for (const std::string& slug : slugs) {
       const auto c = std::find_if(r.chapters.begin(), r.chapters.end(),
@@ -791,7 +794,7 @@ std::string class_summary(const std::vector<json>& reports, const std::vector<st
   for (const json& one : reports) {
     const Report r = report_of(one);
     if (!r.graded) {
-      not_graded.push_back(r.id + ": " + (r.reason.empty() ? "no reason given" : r.reason));
+      not_graded.push_back(r.name + ": " + (r.reason.empty() ? "no reason given" : r.reason));
     } else {
       ++graded;
       if (!r.complete || r.interrupted) ++incomplete;

@@ -201,6 +201,7 @@ class Run {
   void unstarted(const Submission& s, const std::string& why) {
     GradingRun run;
     run.id = s.id;
+    run.name = s.name;
     run.source = s.source;
     run.fingerprint = s.fingerprint;
     run.chapters_dir = opt_.chapters_dir;
@@ -224,7 +225,9 @@ class Run {
   Submission single() const {
     Submission s;
     const fs::path dir = opt_.chapters_dir;
-    s.id = safe_id(dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string());
+    const std::string name = dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string();
+    s.id = safe_id(name);
+    s.name = valid_utf8(name);
     s.source = opt_.chapters_dir;
     s.fingerprint = tree_fingerprint(opt_.chapters_dir, manifest_);
     return s;
@@ -333,6 +336,7 @@ class Run {
     }
     GradingRun& run = job.run;
     run.id = s.id;
+    run.name = s.name;
     run.source = s.source;
     run.fingerprint = s.fingerprint;
     run.seed = opt_.seed;
@@ -454,7 +458,7 @@ class Run {
     const std::size_t left = pending_ - done_;
     const std::string points = fmt::format("{:g}/{}", run.points(), run.max_points());
     const bool tty = isatty(STDOUT_FILENO);
-    fmt::print("{}[{}/{}] {:<24} {:>9}  {:>6}{}\n", tty ? "\r\033[K" : "", done_ + kept_, total_, run.id,
+    fmt::print("{}[{}/{}] {:<24} {:>9}  {:>6}{}\n", tty ? "\r\033[K" : "", done_ + kept_, total_, run.name,
                run.graded ? points : "not graded", duration(run.seconds),
                run.interrupted ? "  (interrupted)" : "");
     if (tty && left > 0) {

@@ -52,7 +52,7 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
   }
   for (const auto& [submission, student] : ids) {
     if (!std::any_of(reports.begin(), reports.end(), [&](const json& r) {
-          return r["submission"].value("id", "") == submission;
+          return r["submission"].value("id", "") == submission || r["submission"].value("name", "") == submission;
         })) {
       fmt::print("  note: {} maps {}, which has no report\n", ids_file, submission);
     }

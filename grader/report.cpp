@@ -194,6 +194,7 @@ json report_document(const GradingRun& run) {
           {"grader_version", WORKBOOK_GRADER_VERSION},
           {"submission",
            {{"id", valid_utf8(run.id)},
+            {"name", valid_utf8(run.name.empty() ? run.id : run.name)},
             {"source", valid_utf8(run.source)},
             {"chapters_dir", valid_utf8(run.chapters_dir)},
             {"fingerprint", run.fingerprint}}},

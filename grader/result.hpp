@@ -60,7 +60,8 @@ struct DeviceSummary {
 };
 
 struct GradingRun {
-  std::string id, source, fingerprint;  // the submission
+  std::string id, source, fingerprint;  // the submission (id: its folder-safe name)
+  std::string name;                     // its name as given, for what people read
   std::string chapters_dir, date;
   std::uint64_t seed = 0;
   std::optional<DeviceSummary> device;

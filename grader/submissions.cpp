@@ -93,10 +93,12 @@ std::vector<Submission> find_submissions(const std::string& dir, const workbook:
     }
     if (fs::is_directory(path, ec)) {
       s.id = safe_id(name);
+      s.name = valid_utf8(name);
       const std::string tree = locate_chapters(path.string(), manifest);
       s.fingerprint = tree.empty() ? "none" : tree_fingerprint(tree, manifest);
     } else if (fs::is_regular_file(path, ec) && !suffix.empty()) {
       s.id = safe_id(name.substr(0, name.size() - suffix.size()));
+      s.name = valid_utf8(name.substr(0, name.size() - suffix.size()));
       s.archive = true;
       s.fingerprint = file_fingerprint(path.string());
     } else {

@@ -354,6 +354,25 @@ TEST(Gradebook, MapsIdsQuotesAndGuardsFormulas) {
             "\"Smith, \"\"Al\"\"\",8.5,8.5,30,graded\r\n");
 }
 
+TEST(Gradebook, NamesAsHandedInNotTheirFolderSafeIds) {
+  // A submission handed in as "José García" has the folder Jos___Garc__a; people read the name.
+  json a = graded();
+  a["submission"]["id"] = "Jos___Garc__a";
+  a["submission"]["name"] = "José García";
+  json b = graded();
+  b["submission"]["id"] = "_1_2__Ann_";
+  b["submission"]["name"] = "=1+2 (Ann)";
+  const std::string csv = gradebook_csv({a, b}, {"00_naive"}, {});
+  EXPECT_EQ(csv,
+            "student,00_naive,total,max_points,status\r\n"
+            "'=1+2 (Ann),10,10,30,graded\r\n"
+            "José García,10,10,30,graded\r\n");
+  // A mapping may name either.
+  EXPECT_NE(gradebook_csv({a}, {"00_naive"}, {{"José García", "s001"}}).find("s001,"), std::string::npos);
+  EXPECT_NE(gradebook_csv({a}, {"00_naive"}, {{"Jos___Garc__a", "s001"}}).find("s001,"), std::string::npos);
+  EXPECT_NE(feedback_markdown(a).find("# Feedback: José García"), std::string::npos) << feedback_markdown(a);
+}
+
 TEST(Gradebook, InterruptedAndAbsentChaptersAreEmptyAndTabsAreGuarded) {
   json r = graded();
   r["submission"]["id"] = "\tx\ny";
