@@ -158,7 +158,8 @@ class Run {
     if (gpus_.empty()) {
       fmt::print("\nGrading needs a CUDA device, and none can be used here ({}).\nEvery chapter is "
                  "still built and checked, so compile errors and refused files are reported; no "
-                 "test runs, and nothing is graded.\n",
+                 "test runs, and nothing is graded. No NVIDIA GPU of your own: docs/no-gpu.md (Google "
+                 "Colab's free T4 with notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
                  why);
     }
     fmt::print("\n");
@@ -181,7 +182,7 @@ class Run {
     }
     if (interrupted()) return interrupted_status();
     if (write_failed_ || merge_failed) return kCannotGrade;  // a report that could not be written
-    if (gpus_.empty()) return kNotGraded;
+    if (gpus_.empty()) return any_failed_ ? kNotGradedFailed : kNotGraded;
     return any_failed_ ? kSomeFailed : kAllPassed;
   }
 
@@ -287,7 +288,7 @@ class Run {
           for (ChapterResult& r : job->run.chapters) {
             if (r.status.empty()) {
               r.status = st::kNoGpu;
-              r.detail = "built and checked; grading needs a CUDA device";
+              r.detail = "built and checked: ready for a GPU (grading runs it on one)";
             }
           }
           finish(job, slots);

@@ -186,8 +186,9 @@ int run_grader(int argc, char** argv) {
   CLI::App app{"Builds, checks and tests each chapter of a chapters/ tree on the GPU, one process per "
                "chapter, and reports points per chapter; or a whole class of submissions. Exit status: "
                "0 every chapter passed, 1 some failed, 2 a usage error or something the grader could "
-               "not do (its own build, a report it could not write), 3 nothing graded (no GPU), "
-               "130 interrupted."};
+               "not do (its own build, a report it could not write), 3 nothing graded (no GPU) and every "
+               "chapter built and checked, 4 nothing graded (no GPU) and some chapter does not compile, "
+               "was refused or is missing, 130 interrupted."};
   app.add_option("--chapters", chapters, "the chapters/ tree to grade (one submission)")->capture_default_str();
   app.add_option("--chapter", opt.only, "grade only this chapter (repeatable): 03_idle_threads, 03 or 3");
   auto* submissions = app.add_option("--submissions", opt.submissions_dir,

@@ -75,7 +75,9 @@ void print_table(const GradingRun& run) {
     const char* colour = r.status == st::kPassed ? "32" : quiet_status(r.status) ? "2" : "31";
     fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, paint(fmt::format("{:<18}", r.status), colour),
                correctness, gbps(r.learner_gbps), gbps(r.reference_gbps), pct,
-               fmt::format("{:g}/{}", r.points, r.max_points()));
+               r.status == st::kNoGpu || r.status == st::kNotGraded || r.status == st::kInterrupted
+                   ? std::string("-")
+                   : fmt::format("{:g}/{}", r.points, r.max_points()));
   }
   fmt::print("{}\n{:<18} {:>79}\n", std::string(98, '-'), "total",
              fmt::format("{:g}/{}", run.points(), run.max_points()));
@@ -94,8 +96,10 @@ void print_table(const GradingRun& run) {
     }
   }
   if (!run.graded && !run.interrupted) {
-    fmt::print("\nNot graded: {}. The chapters marked \"{}\" were built and checked; run the grader "
-               "where it can use a GPU to grade them.\n", run.not_graded_reason, st::kNoGpu);
+    fmt::print("\nNot graded: {}. The chapters marked \"{}\" were built and checked: ready for a GPU. Run "
+               "the grader where it can use one (docs/no-gpu.md: Colab's free T4 with "
+               "notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
+               run.not_graded_reason, st::kNoGpu);
   }
   if (run.interrupted) fmt::print("\nInterrupted: the chapters above marked so were not graded.\n");
 }

@@ -47,6 +47,14 @@ usage_error "not expected" --no-such-option
 rc=$?
 # 3 without a GPU (built and checked, not graded); 1 with one (the untouched stub fails).
 [ $rc -eq 3 ] || [ $rc -eq 1 ] || { fail "grading alice exited $rc"; tail -20 grade.txt; }
+# Without a GPU, a chapter that does not compile is 4, not the 3 of a clean build.
+if [ $rc -eq 3 ]; then
+  mkdir -p broken/chapters/00_naive && echo "this is not C++" >broken/chapters/00_naive/kernel.cu
+  "$grader" --chapters broken/chapters --chapter 0 --report broken.json >broken.txt 2>&1
+  rc_broken=$?
+  [ $rc_broken -eq 4 ] || fail "without a GPU, a chapter that does not compile must exit 4, not $rc_broken"
+  grep -q "docs/no-gpu.md" broken.txt || fail "without a GPU the grader must point to docs/no-gpu.md: $(tail -5 broken.txt)"
+fi
 for f in alice.json results.json pl.json junit.xml feedback.md; do [ -s "$f" ] || fail "$f was not written here"; done
 grep -Eq '"seed": 0,?$' alice.json || fail "--seed 0 is a seed like any other"
 if [ $rc -eq 3 ]; then
@@ -62,7 +70,7 @@ cp -r alice/chapters/00_naive class/carol/
 echo "not an archive" >class/eve.zip
 "$grader" --submissions class --out grades --chapter 0 --seed 1 >class.txt 2>&1
 rc=$?
-[ $rc -eq 3 ] || [ $rc -eq 1 ] || { fail "grading the class exited $rc"; tail -20 class.txt; }
+[ $rc -eq 3 ] || [ $rc -eq 4 ] || [ $rc -eq 1 ] || { fail "grading the class exited $rc"; tail -20 class.txt; }
 for id in bob carol dave eve; do
   for f in report.json feedback.md results.json prairielearn.json junit.xml; do
     [ -s "grades/$id/$f" ] || fail "grades/$id/$f was not written"
