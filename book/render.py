@@ -375,17 +375,11 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manif
     return "\n".join(out)
 
 
-LOCAL_INCLUDE = re.compile(r'^#include "\.\./(common/[^"]+)"', re.M)
-
-
 def reference_section(src, slug):
-    """The instructor edition's listing of a chapter's reference, and of the shared headers
-    (solutions/common) it includes."""
+    """The instructor edition's listing of a chapter's reference (each a file a learner could hand
+    in: the given block pass it may include is in the API reference)."""
     kernel = f"solutions/{slug}/kernel.cu"
-    text = "\n\n## Reference solution (instructor edition)\n\n" + f"\\include {kernel}\n"
-    for header in LOCAL_INCLUDE.findall((src / kernel).read_text()):
-        text += f"\nThe shared pieces it includes, `solutions/{header}`:\n\n\\include solutions/{header}\n"
-    return text
+    return "\n\n## Reference solution (instructor edition)\n\n" + f"\\include {kernel}\n"
 
 
 class Book:

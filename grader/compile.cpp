@@ -113,15 +113,6 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
   for (const SlotWork& w : batch) {
     const fs::path slot_dir = session.slot_dir(w.slot);
     fs::create_directories(w.log_dir, ec);
-    // The references, graded as a submission, share a header beside the chapters; a learner's may not.
-    std::vector<std::string> extra_allowed;
-    if (fs::equivalent(w.chapters_dir, fs::path(WORKBOOK_SOURCE_DIR) / "solutions", ec)) {
-      fs::copy(fs::path(WORKBOOK_SOURCE_DIR) / "solutions" / "common", slot_dir / "common",
-               fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-      extra_allowed.push_back((slot_dir / "common").string());
-    } else {
-      fs::remove_all(slot_dir / "common", ec);
-    }
     w.results->clear();
     for (const workbook::ChapterSpec* spec : session.chosen()) {
       ChapterResult r;
@@ -145,7 +136,6 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
         }
       } else {
         Toolchain tools = session.tools_for(*spec, w.log_dir);
-        tools.extra_allowed = extra_allowed;
         tools.submission_dir = slot_dir.string();
         includes[{w.slot, spec->slug}] = std::async(std::launch::async, [&session, tools, spec, staged] {
           return check_includes(tools, session.rules(), spec->slug, staged.string());

@@ -216,7 +216,6 @@ struct IncludePolicy {
   std::vector<fs::path> roots;  // canonical, longest first
   std::set<fs::path> exact;     // canonical files allowed by name
   std::map<fs::path, std::string> refused_given;  // other chapters' given files -> why not here
-  std::vector<fs::path> extra;  // canonical files or directories
   fs::path repo;                // for messages
   fs::path submission;          // for messages: paths as the student knows them
 };
@@ -233,21 +232,18 @@ IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std:
   policy.exact.insert(harness / "workbook" / "chapter.cuh");
   policy.exact.insert(harness / "workbook" / "contract.hpp");
   // Given code: the files the chapter's manifest entry lists under "given". Any other chapter's
-  // given file is an earlier chapter's answer and is refused with that reason, except to the
-  // references (a toolchain with extra_allowed), which share it.
+  // given file is an earlier chapter's answer and is refused with that reason (the references
+  // too: each is a file a learner could hand in).
   const ChapterRules& chapter = chapter_rules(rules, slug);
   for (const auto& [file, why] : rules.given_files) {
     const fs::path path = canonical_or_normal(harness / file);
     const bool given =
         std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
-    if (given || !tc.extra_allowed.empty()) {
+    if (given) {
       policy.exact.insert(path);
     } else {
       policy.refused_given[path] = why;
     }
-  }
-  for (const std::string& extra : tc.extra_allowed) {
-    policy.extra.push_back(canonical_or_normal(fs::absolute(extra)));
   }
   policy.repo = harness.parent_path().parent_path();
   if (!tc.submission_dir.empty()) policy.submission = canonical_or_normal(fs::absolute(tc.submission_dir));
@@ -314,9 +310,6 @@ Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std
   if (const auto given = policy.refused_given.find(path); given != policy.refused_given.end()) {
     return {fmt::format("includes {}: {}", shown_path(policy, path), given->second), path.string(),
             shown_path(policy, path)};
-  }
-  for (const fs::path& extra : policy.extra) {
-    if (is_under(path, extra)) return {};
   }
   std::error_code ec;
   const bool regular = missing || fs::is_regular_file(path, ec);

@@ -39,12 +39,6 @@ struct Toolchain {
                                            // ("07_vectorized/kernel.cu")
 
   // Additions to the interface (defaults fit the grader):
-  std::vector<std::string> extra_allowed;  // further files or directories that may be included
-                                           // (the references' solutions/common; never a learner's).
-                                           // A toolchain that has any is the references': it may
-                                           // also include every chapter's "given" files (chapter
-                                           // 07's reference includes its own block pass through
-                                           // solutions/common)
   double preprocess_timeout_s = 60;        // `#include "/dev/zero"` or a FIFO ends here
   long preprocess_memory_mib = 4096;       // address-space limit of the preprocessor (ulimit -v)
   double tool_timeout_s = 120;             // nm, objdump, cuobjdump

@@ -69,6 +69,23 @@ for name in code:
         if m:
             problems.append(f"{name}:{n}: names {m.group(0)}; read the chapters from the manifest")
 
+# The given block pass is the first block-pass chapter's answer that later chapters get; that
+# chapter's reference, a file a learner could hand in, holds the same text (between markers).
+def block_pass_text(path):
+    text = path.read_text(encoding="utf-8")
+    begin = text.find("// ---- begin: the block pass")
+    end = text.find("// ---- end: the block pass")
+    return text[begin:end] if 0 <= begin < end else None
+
+given = [c for c in chapters if "workbook/block_pass.cuh" in c.get("given", [])]
+if given:
+    answer = chapters[chapters.index(given[0]) - 1]["slug"]
+    header = block_pass_text(src / "tests" / "harness" / "workbook" / "block_pass.cuh")
+    reference = block_pass_text(src / "solutions" / answer / "kernel.cu")
+    if header is None or reference is None or header != reference:
+        problems.append(f"tests/harness/workbook/block_pass.cuh and solutions/{answer}/kernel.cu: the block pass "
+                        "between their '// ---- begin/end: the block pass' markers must be the same text")
+
 for p in problems:
     print("PROBLEM:", p)
 print("catalogue:", "the lessons, the README and the code agree with the manifest" if not problems

@@ -192,7 +192,6 @@ std::vector<Case> discover() {
     if (!planted(tree.filename().string())) add_tree(tree, tree.filename().string(), false, false);
   }
   for (const Case& c : cases) {
-    if (c.tree == "solutions") continue;
     fs::create_directories(staged(c).parent_path());
     fs::copy_file(c.source, staged(c), fs::copy_options::overwrite_existing);
   }
@@ -222,15 +221,10 @@ Outcome run_case(const Case& c) {
   fs::create_directories(work);
   const bool reference = c.tree == "solutions";
   Toolchain tc = toolchain(c.slug, reference ? "reference" : "learner", work);
-  // The references share solutions/common; a learner's tree has no such directory to include.
-  if (reference) tc.extra_allowed = {(kSourceDir / "solutions" / "common").string()};
-  // As the grader does: each chapter's kernel.cu is copied alone into a
-  // folder of its own and checked there (the references keep their common/).
-  fs::path source = c.source;
-  if (!reference) {
-    source = staged(c);
-    tc.submission_dir = source.parent_path().parent_path().string();
-  }
+  // As the grader does: each chapter's kernel.cu is copied alone into a folder of its own and
+  // checked there. The references too: each is a file a learner could hand in.
+  const fs::path source = staged(c);
+  tc.submission_dir = source.parent_path().parent_path().string();
   try {
     out.include_refusals = check_includes(tc, rules(), c.slug, source.string());
     if (!out.include_refusals.empty() || !c.compile) return out;
@@ -437,7 +431,7 @@ TEST(StaticChecks, LoadRulesNamesTheBadField) {
   }
   {
     auto m = manifest;
-    m["chapters"][9]["given"] = {"workbook/block_pass.cuh", "../solutions/common/vectorized_pass.cuh"};
+    m["chapters"][9]["given"] = {"workbook/block_pass.cuh", "../solutions/07_vectorized/kernel.cu"};
     expect_error(m, "chapters[9].given[1]");
   }
   {
@@ -448,8 +442,8 @@ TEST(StaticChecks, LoadRulesNamesTheBadField) {
 }
 
 // Given code (a manifest entry's "given"): chapter 07's block pass, workbook/block_pass.cuh, is
-// chapter 07's answer, so 07 and the chapters before it may not include it; 08 on may, and so
-// may the references (which share it through solutions/common).
+// chapter 07's answer, so 07 and the chapters before it may not include it; 08 on may. The
+// references are held to the same rule (chapter 07's holds the block pass's text itself).
 TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
   const std::string file = "workbook/block_pass.cuh";
   ASSERT_TRUE(fs::is_regular_file(kSourceDir / "tests" / "harness" / file));
@@ -457,35 +451,30 @@ TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
   const std::string text =
       "#include \"workbook/chapter.cuh\"\n#include \"workbook/block_pass.cuh\"\n"
       "namespace { using namespace workbook::block_pass; }\n";
-  auto check = [&](const std::string& slug, bool reference) {
-    const fs::path dir = work_root() / "given" / (reference ? "reference" : "learner") / slug;
+  auto check = [&](const std::string& slug, const std::string& subject) {
+    const fs::path dir = work_root() / "given" / subject / slug;
     fs::create_directories(dir);
     write(dir / "kernel.cu", text);
-    Toolchain tc = toolchain(slug, reference ? "reference" : "learner",
-                             work_root() / "given-work" / (reference ? "reference" : "learner"));
-    if (reference) {
-      tc.extra_allowed = {(kSourceDir / "solutions" / "common").string()};
-    } else {
-      tc.submission_dir = dir.parent_path().string();
-    }
+    Toolchain tc = toolchain(slug, subject, work_root() / "given-work" / subject);
+    tc.submission_dir = dir.parent_path().string();
     return check_includes(tc, rules(), slug, (dir / "kernel.cu").string());
   };
 
-  for (const std::string slug : {"07_vectorized", "00_naive"}) {
-    const std::vector<Refusal> r = check(slug, false);
-    ASSERT_EQ(r.size(), 1u) << slug << ":" << joined(r);
-    EXPECT_EQ(r[0].check, "include");
-    EXPECT_NE(r[0].reason.find("includes tests/harness/workbook/block_pass.cuh: "
-                               "workbook/block_pass.cuh is chapter 07_vectorized's answer; "
-                               "chapters from 08_host_finish on get it as given code"),
-              std::string::npos)
-        << r[0].reason;
+  for (const std::string subject : {"learner", "reference"}) {
+    for (const std::string slug : {"07_vectorized", "00_naive"}) {
+      const std::vector<Refusal> r = check(slug, subject);
+      ASSERT_EQ(r.size(), 1u) << slug << ":" << joined(r);
+      EXPECT_EQ(r[0].check, "include");
+      EXPECT_NE(r[0].reason.find("includes tests/harness/workbook/block_pass.cuh: "
+                                 "workbook/block_pass.cuh is chapter 07_vectorized's answer; "
+                                 "chapters from 08_host_finish on get it as given code"),
+                std::string::npos)
+          << r[0].reason;
+    }
+    EXPECT_TRUE(check("09_two_pass", subject).empty()) << joined(check("09_two_pass", subject));
   }
-  EXPECT_TRUE(check("09_two_pass", false).empty()) << joined(check("09_two_pass", false));
-  // Chapter 07's reference includes its own block pass through solutions/common.
-  EXPECT_TRUE(check("07_vectorized", true).empty()) << joined(check("07_vectorized", true));
 
-  // The manifest says which chapters: 08 to 12, and none before.
+  // The manifest says which chapters: 08 on, and none before.
   for (const auto& [slug, chapter] : rules().chapters) {
     const bool given = std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
     EXPECT_EQ(given, slug >= "08_host_finish") << slug;

@@ -17,11 +17,11 @@
 
 #include <cuda_runtime.h>
 
-#include "../common/vectorized_pass.cuh"
+#include "workbook/block_pass.cuh"
 
 namespace {
 
-using namespace vectorized_pass;
+using namespace workbook::block_pass;
 
 // The block pass of chapter 07: block b writes partials[b].
 __global__ void __launch_bounds__(threads_per_block)
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 std::size_t grid_blocks(std::size_t n) {
-  return vectorized_pass::grid_blocks(n, resident_blocks<reduce_vectorized>());
+  return workbook::block_pass::grid_blocks(n, resident_blocks<reduce_vectorized>());
 }
 
 // Workspace: the partials, one float per block.

@@ -13,11 +13,11 @@
 
 #include <cuda_runtime.h>
 
-#include "../common/vectorized_pass.cuh"
+#include "workbook/block_pass.cuh"
 
 namespace {
 
-using namespace vectorized_pass;
+using namespace workbook::block_pass;
 
 // A later pass gives each block up to this many partials (16 per thread): one block covers the
 // first pass's whole grid on any current GPU.

@@ -13,11 +13,11 @@
 
 #include <cuda_runtime.h>
 
-#include "../common/vectorized_pass.cuh"
+#include "workbook/block_pass.cuh"
 
 namespace {
 
-using namespace vectorized_pass;
+using namespace workbook::block_pass;
 
 // The block pass of chapter 07, then thread 0 adds the block's sum into *out.
 // *out must be 0 before the launch: zeroing it here would race with other blocks' atomicAdd.

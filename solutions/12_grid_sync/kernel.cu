@@ -15,13 +15,37 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include "../common/vectorized_pass.cuh"
+#include "workbook/block_pass.cuh"
 
 namespace {
 
 namespace cg = cooperative_groups;
 
-using namespace vectorized_pass;
+using namespace workbook::block_pass;
+
+// A single block's share of partials[0, count), written by other blocks of this grid: thread t
+// adds partials[t], partials[t + threads_per_block], ... in that order, so the total depends only
+// on the partials, never on which block runs this. __ldcg reads through L2, where the other
+// blocks' partials are, and never from this SM's L1, which is not coherent with other SMs'
+// writes.
+static __device__ __forceinline__ float thread_sum_of_partials(const float* partials,
+                                                               std::size_t count) {
+  float v = 0.0f;
+  for (std::size_t j = threadIdx.x; j < count;
+       j += std::size_t{loads_in_flight} * threads_per_block) {
+    float r[loads_in_flight];
+#pragma unroll
+    for (unsigned k = 0; k < loads_in_flight; ++k) {
+      const std::size_t p = j + std::size_t{k} * threads_per_block;
+      r[k] = (p < count) ? __ldcg(&partials[p]) : 0.0f;
+    }
+#pragma unroll
+    for (unsigned k = 0; k < loads_in_flight; ++k) {
+      v += r[k];
+    }
+  }
+  return v;
+}
 
 // Launched cooperatively (all blocks resident at once). Phase 1, the block pass of chapter 07:
 // block b writes partials[b]. Then the whole grid waits at grid.sync(), and phase 2: block 0

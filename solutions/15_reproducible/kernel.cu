@@ -35,15 +35,15 @@
 
 #include <cuda_runtime.h>
 
-#include "../common/vectorized_pass.cuh"
+#include "workbook/block_pass.cuh"
 
 namespace {
 
-using vectorized_pass::full_warp;
-using vectorized_pass::loads_in_flight;
-using vectorized_pass::Split;
-using vectorized_pass::split_at_16_bytes;
-using vectorized_pass::warp_size;
+using workbook::block_pass::full_warp;
+using workbook::block_pass::loads_in_flight;
+using workbook::block_pass::Split;
+using workbook::block_pass::split_at_16_bytes;
+using workbook::block_pass::warp_size;
 
 constexpr int kLimbs = 10;          // 320 bits: any sum of up to 2^160 floats, with its sign
 constexpr unsigned kWindow = 16;    // exponents on the fast path
@@ -54,7 +54,7 @@ constexpr unsigned kHighest = 255 - kWindow;  // 239: the window ends at 254, be
 // 2^52 units, still exact; the thread then moves its doubles to the block's limbs.
 constexpr unsigned kFlushRounds = 1u << 11;
 static_assert(kFlushRounds * 4 * 2 <= (1u << 14), "a double's sum stays below 2^53 units");
-constexpr unsigned kDefaultThreads = vectorized_pass::threads_per_block;  // 256
+constexpr unsigned kDefaultThreads = workbook::block_pass::threads_per_block;  // 256
 constexpr unsigned kMaxThreads = workbook::kMaxTunedThreads;              // 1024
 constexpr unsigned kMaxBlocks = workbook::kMaxTunedBlocks;                // 4096
 
@@ -480,7 +480,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 // The plain call's grid, as in chapter 07: it depends on n alone.
 unsigned default_blocks(std::size_t n) {
   const std::size_t blocks =
-      vectorized_pass::grid_blocks(n, vectorized_pass::resident_blocks<reduce_exact>());
+      workbook::block_pass::grid_blocks(n, workbook::block_pass::resident_blocks<reduce_exact>());
   return static_cast<unsigned>(std::min<std::size_t>(blocks, kMaxBlocks));
 }
 

@@ -1,10 +1,11 @@
 // The block pass of chapter 07 (V7), given code for chapters 08 on.
 //
 // Chapters 08 and later each add one way to finish the sum; the block pass that feeds them is
-// chapter 07's, unchanged, so they get it here instead of a copy of the learner's own. This is the
-// reference's chapter 07 code (solutions/common/vectorized_pass.cuh forwards to it), which makes
-// it chapter 07's answer: the grader lets a chapter include it only when the chapter's entry in
-// grader/manifest.json lists it under "given" (08_host_finish and later).
+// chapter 07's, unchanged, so they get it here instead of a copy of the learner's own. It is the
+// reference's chapter 07 code (solutions/07_vectorized/kernel.cu holds the same text, so that it
+// is a file a learner could hand in), which makes it chapter 07's answer: the grader lets a
+// chapter include it only when the chapter's entry in grader/manifest.json lists it under "given"
+// (08_host_finish and later).
 //
 // What it gives, in namespace workbook::block_pass:
 // - the policy: threads_per_block (256) and loads_in_flight (4 float4 loads per thread before
@@ -50,6 +51,7 @@
 namespace workbook {
 namespace block_pass {
 
+// ---- begin: the block pass, the same text in solutions/07_vectorized/kernel.cu (tests/catalogue_test.py)
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned loads_in_flight = 4;  // float4 loads issued per thread before the adds
 static_assert(loads_in_flight >= 1, "every thread keeps at least one load in flight");
@@ -224,6 +226,8 @@ static inline std::size_t grid_blocks(std::size_t n, std::size_t resident) {
   const std::size_t useful = (n + floats_per_block_round - 1) / floats_per_block_round;
   return std::max<std::size_t>(1, std::min(resident, useful));
 }
+
+// ---- end: the block pass
 
 }  // namespace block_pass
 }  // namespace workbook

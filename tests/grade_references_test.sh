@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# solutions/ handed in as a class's one submission (a folder holding a chapters/ tree): an
+# instructor's first check. Every reference is a file a learner could hand in, so nothing is
+# refused; with a GPU every chapter passes with full marks, without one every chapter is built,
+# checked and not graded (exit 3).
+#   grade_references_test.sh <grader> <source dir> <work dir>
+set -uo pipefail
+grader=$1 source=$2 work=$3
+rm -rf "$work" && mkdir -p "$work/class/references"
+cp -r "$source/solutions" "$work/class/references/chapters"
+"$grader" --submissions "$work/class" --out "$work/grades" >"$work/grade.txt" 2>&1
+rc=$?
+python3 - "$work/grades/references/report.json" "$rc" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+rc = int(sys.argv[2])
+chapters = report["chapters"]
+if report["graded"]:
+    bad = [f'{c["slug"]}: {c["status"]}, {c["points"]}/{c["max_points"]}' for c in chapters
+           if c["status"] != "passed" or c["points"] != c["max_points"]]
+    ok = not bad and rc == 0
+    print("references as a submission:", "full marks in every chapter" if ok else "; ".join(bad) + f" (exit {rc})")
+else:
+    bad = [f'{c["slug"]}: {c["status"]}' for c in chapters if c["status"] != "not graded: no GPU"]
+    ok = not bad and rc == 3
+    print("references as a submission, no GPU:", "every chapter built and checked" if ok else "; ".join(bad) + f" (exit {rc})")
+sys.exit(0 if ok else 1)
+PY
+status=$?
+[ $status -eq 0 ] || tail -30 "$work/grade.txt"
+exit $status
