@@ -86,17 +86,19 @@ int show_status(const Options& opt, const workbook::Manifest& manifest) {
   for (const workbook::ChapterSpec& c : manifest.chapters) {
     const auto it = p.chapters.find(c.slug);
     std::string state, result;
+    // Untouched is "not started", whether or not the stub was graded (the first grader/grade grades
+    // every stub).
+    const fs::path file = fs::path(opt.chapters_dir) / c.slug / "kernel.cu";
+    const std::optional<std::string> stub = pristine_stub(c.slug);
+    std::error_code ec;
+    const bool edited = fs::exists(file, ec) && stub && read_file(file) != *stub;
     if (it != p.chapters.end() && it->second.status == st::kPassed) {
       state = paint("done", "32");
       ++done;
-    } else if (it != p.chapters.end()) {
+    } else if (edited) {
       state = paint("in progress", "33");
     } else {
-      const fs::path file = fs::path(opt.chapters_dir) / c.slug / "kernel.cu";
-      const std::optional<std::string> stub = pristine_stub(c.slug);
-      std::error_code ec;
-      const bool edited = fs::exists(file, ec) && stub && read_file(file) != *stub;
-      state = edited ? paint("in progress", "33") : paint("not started", "2");
+      state = paint("not started", "2");
     }
     if (it != p.chapters.end()) {
       result = result_line(it->second) + "  " + it->second.date.substr(0, 16);
@@ -132,12 +134,14 @@ int show_hint(const Options& opt, const workbook::Manifest& manifest, const std:
   const int shown = seen == p.hints_shown.end() ? 0 : seen->second;
   const int total = static_cast<int>(spec->steps.size());
   const int upto = all ? total : std::min(total, shown + 1);
-  for (int i = 0; i < upto; ++i) {
+  // One hint a call, the next one (the last one again once all were shown); --all: every one.
+  for (int i = all ? 0 : std::max(upto - 1, 0); i < upto; ++i) {
     fmt::print("{} {}\n   (lesson: chapters/{}/lesson.md, \"{}\")\n", paint(fmt::format("Hint {}/{}:", i + 1, total), "1"),
                spec->steps[i].hint, slug, spec->steps[i].lesson);
   }
   if (upto < total) {
-    fmt::print("\nAsk again for the next hint: grader/grade hint {}\n", slug.substr(0, 2));
+    fmt::print("\nAsk again for the next hint: grader/grade hint {}{}\n", slug.substr(0, 2),
+               upto > 1 && !all ? fmt::format(" (the {} before: --all)", upto - 1 == 1 ? "one" : "ones") : "");
   } else {
     fmt::print("\nThat was the last hint. The lesson's \"What to write\" and the tests' messages say the rest.\n");
   }
