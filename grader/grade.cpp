@@ -143,6 +143,11 @@ class Run {
     gpus_ = find_gpus(opt_.gpus, &why);  // the grader's own finding, never a child's
     if (gpus_.empty()) no_gpu_ = "no GPU: " + why;
     const std::vector<Submission> todo = class_mode ? class_list() : std::vector<Submission>{single()};
+    if (class_mode && none_found_) {
+      fmt::print(stderr, "grader: --submissions {}: no submission in it (each is a folder holding a chapters/ tree, "
+                 "or a .zip, .tar.gz or .tgz of one)\n", opt_.submissions_dir);
+      return kCannotGrade;
+    }
     if (class_mode) {
       fmt::print("Grading {} submission{} of {}{} into {}\n", todo.size(), todo.size() == 1 ? "" : "s",
                  opt_.submissions_dir,
@@ -238,6 +243,7 @@ class Run {
     std::vector<std::string> ignored;
     const std::vector<Submission> all = find_submissions(opt_.submissions_dir, manifest_, &ignored);
     for (const std::string& i : ignored) fmt::print("  ignored: {}\n", i);
+    none_found_ = all.empty();
     std::vector<Submission> mine = shard_of(all, opt_.shard, opt_.shards);
     std::vector<Submission> todo;
     for (const Submission& s : mine) {
@@ -454,6 +460,7 @@ class Run {
   // One line per submission graded; on a terminal, a status line under them.
   void progress(const GradingRun& run) {
     ++done_;
+    if (run.complete()) ++complete_;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     const double per = elapsed / static_cast<double>(done_);
     const std::size_t left = pending_ - done_;
@@ -471,7 +478,12 @@ class Run {
 
   void finish_progress() {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    if (done_ > 0) {
+    if (interrupted()) {
+      fmt::print("{}interrupted after {}: {} of {} submission{} graded in full; the reports of the others say "
+                 "which chapters were not graded, and a run again grades only those\n",
+                 isatty(STDOUT_FILENO) ? "\r\033[K" : "", duration(elapsed), complete_, total_,
+                 total_ == 1 ? "" : "s");
+    } else if (done_ > 0) {
       fmt::print("{}graded {} submission{} in {} ({} per submission, builds included)\n",
                  isatty(STDOUT_FILENO) ? "\r\033[K" : "", done_, done_ == 1 ? "" : "s", duration(elapsed),
                  duration(elapsed / static_cast<double>(done_)));
@@ -486,6 +498,8 @@ class Run {
   std::mutex print_;
   Clock::time_point start_;
   std::size_t done_ = 0, kept_ = 0, total_ = 0, pending_ = 0;
+  std::size_t complete_ = 0;  // of done_: graded in full (not interrupted)
+  bool none_found_ = false;   // the submissions folder holds none
   bool write_failed_ = false, any_failed_ = false;
 };
 

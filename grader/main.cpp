@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -94,6 +96,10 @@ std::string output_path(const char* option, const std::string& given) {
     throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, given,
                                  path.parent_path().string()));
   }
+  // Found now, not after grading: the report is written by renaming a new file into place.
+  if (access(path.parent_path().c_str(), W_OK | X_OK) != 0 || (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)) {
+    throw UsageError(fmt::format("{} {}: cannot write there ({})", option, given, std::strerror(errno)));
+  }
   return path.string();
 }
 
@@ -136,6 +142,9 @@ std::string output_dir(const char* option, const std::string& given) {
   }
   fs::create_directories(dir, ec);
   if (ec) throw UsageError(fmt::format("{} {}: cannot create it: {}", option, given, ec.message()));
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(fmt::format("{} {}: cannot write there ({})", option, given, std::strerror(errno)));
+  }
   return dir.string();
 }
 
@@ -188,7 +197,8 @@ int run_grader(int argc, char** argv) {
                "0 every chapter passed, 1 some failed, 2 a usage error or something the grader could "
                "not do (its own build, a report it could not write), 3 nothing graded (no GPU) and every "
                "chapter built and checked, 4 nothing graded (no GPU) and some chapter does not compile, "
-               "was refused or is missing, 130 interrupted."};
+               "was refused or is missing, 130 interrupted.",
+               "grader/grade"};  // the name usage lines give: the command people run
   app.add_option("--chapters", chapters, "the chapters/ tree to grade (one submission)")->capture_default_str();
   app.add_option("--chapter", opt.only, "grade only this chapter (repeatable): 03_idle_threads, 03 or 3");
   auto* submissions = app.add_option("--submissions", opt.submissions_dir,
@@ -255,7 +265,7 @@ int run_grader(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "grader: {}\n(grader --help lists the options)\n", e.what());
+    fmt::print(stderr, "grader: {}\n(grader/grade --help lists the options)\n", e.what());
     return kUsageError;
   }
   try {

@@ -19,6 +19,11 @@ usage_error() {  # usage_error <what the message must say> <args...>
   [ "$(grep -c '^grader:' err.txt)" -eq 1 ] || fail "grader $*: not one line: $(cat err.txt)"
 }
 usage_error "03_idle_threads" --chapter 3x
+mkdir -p empty-class && usage_error "no submission in it" --submissions empty-class --out empty-grades
+mkdir -p read-only && chmod 555 read-only
+if ! touch read-only/probe 2>/dev/null; then  # not as root, who may write anywhere
+  usage_error "cannot write there" --report read-only/report.json --chapter 0
+fi
 usage_error "whole number" --seed -1
 usage_error "whole number" --seed 12abc
 usage_error "larger than" --seed 99999999999999999999

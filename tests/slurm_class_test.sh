@@ -214,6 +214,9 @@ if ((!real)); then
   [ ! -e "$subs/out" ] || fail "submit-class created OUT inside SUBMISSIONS"
   (cd "$work" && SLURM_CONF=$conf WORKBOOK_GRADE=$grade "$source/grader/slurm/submit-class" "$subs" "$work/o" --tasks 0 >/dev/null 2>&1)
   [ $? -eq 2 ] || fail "submit-class --tasks 0 did not exit 2"
+  (cd "$work" && SLURM_CONF=$conf WORKBOOK_GRADE=$grade "$source/grader/slurm/submit-class" "$subs" "$work/o" -- --no-such-option >"$work/unknown.txt" 2>&1)
+  [ $? -eq 2 ] && grep -q "unknown grader option --no-such-option" "$work/unknown.txt" ||
+    fail "submit-class passed an unknown option on to the tasks: $(cat "$work/unknown.txt")"
   rm -f "$work/grader-calls.log"
 fi
 
