@@ -28,7 +28,7 @@ using workbook::block_pass::Split;
 using workbook::block_pass::split_at_16_bytes;
 using workbook::block_pass::warp_size;
 
-constexpr int kLimbs = 10;          // 320 bits: any sum of up to 2^160 floats, with its sign
+constexpr int kLimbs = 10;          // 320 bits, 2^-149 to 2^171: exact for any 2^42 floats
 constexpr unsigned kWindow = 16;    // exponents on the fast path
 constexpr unsigned kLowest = 1;     // the window's first exponent lies in [kLowest, kHighest]
 constexpr unsigned kHighest = 255 - kWindow;  // 239: the window ends at 254, below inf/NaN
@@ -134,8 +134,10 @@ __device__ __forceinline__ bool add_float4(float4 r, Bounds b, double (&lanes)[4
   // TODO(fast path, 2): for each component (x, y, z, w to lanes[0], [1], [2], [3]): in = in_window
   // of it; lanes[k] += in ? static_cast<double>(component) : 0.0. A select, not an if: no branch,
   // so a warp never splits here; the conversion (F2F.F64.F32) and the DADD are exact (see above).
-  // Return whether all four were in the window (x && y && z && w), as bools, not by branching:
-  // the given add_round calls add_misses for the whole round if any float4 returns false.
+  // Return whether all four were in the window: x && y && z && w of the four bools. In C++ `&&`
+  // skips what it need not evaluate, but these operands are plain bools already computed, so the
+  // compiler combines them with predicate logic (PLOP3 in the SASS) and no branch. The given
+  // add_round calls add_misses for the whole round if any float4 returns false.
   (void)r;
   (void)b;
   (void)lanes;

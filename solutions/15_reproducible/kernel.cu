@@ -45,7 +45,7 @@ using workbook::block_pass::Split;
 using workbook::block_pass::split_at_16_bytes;
 using workbook::block_pass::warp_size;
 
-constexpr int kLimbs = 10;          // 320 bits: any sum of up to 2^160 floats, with its sign
+constexpr int kLimbs = 10;          // 320 bits, 2^-149 to 2^171: exact for any 2^42 floats
 constexpr unsigned kWindow = 16;    // exponents on the fast path
 constexpr unsigned kLowest = 1;     // the window's first exponent lies in [kLowest, kHighest]
 constexpr unsigned kHighest = 255 - kWindow;  // 239: the window ends at 254, below inf/NaN
