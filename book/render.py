@@ -16,7 +16,10 @@ comes from:
   reaches <!--@@ladder:ceiling:gbps@@-->4313<!--@@end@@--> GB/s
 
 A token that renders to several lines (an ncu table, the list of lessons) has its markers
-on lines of their own, with a blank line either side of the block between them. A bare
+on lines of their own, with a blank line either side of the block between them. Code the
+lessons quote from a stub is written in the same way, as a fenced block:
+<!--@@snippet:chapters/13_clusters/kernel.cu:cluster_size@@--> names the lines between the
+two `//! [cluster_size]` lines of that file (Doxygen's snippet markers). A bare
 @@token@@ is still read, but --update-sources writes it in the marked form, and rewrites
 every marked value from the current results (running it twice changes nothing). Building
 the book replaces each marked or bare token with its value, markers and all.
@@ -28,6 +31,7 @@ import math
 import pathlib
 import re
 import sys
+import textwrap
 
 
 
@@ -54,6 +58,28 @@ def load_runs(results, ladder, sweep):
         runs.append(({r["chapter"]: r for r in csv.DictReader(open(d / "ladder.csv"))},
                      list(csv.DictReader(open(d / "sweep.csv")))))
     return runs
+
+
+SNIPPET_MARK = re.compile(r"^\s*//! \[(\w+)\]\s*$")
+
+
+def snippets(src, relpath):
+    """{name: fenced C++ block} for each `//! [name]` ... `//! [name]` pair in a source file."""
+    found, open_at = {}, {}
+    lines = (src / relpath).read_text().splitlines()
+    for i, line in enumerate(lines):
+        m = SNIPPET_MARK.match(line)
+        if not m:
+            continue
+        name = m.group(1)
+        if name in open_at:
+            body = textwrap.dedent("\n".join(lines[open_at.pop(name) + 1:i])).strip("\n")
+            found[f"snippet:{relpath}:{name}"] = f"```cpp\n{body}\n```"
+        else:
+            open_at[name] = i
+    if open_at:
+        sys.exit(f"{relpath}: snippet marker //! [{next(iter(open_at))}] without its other half")
+    return found
 
 
 def sweep_us(sweep):
@@ -404,6 +430,9 @@ class Book:
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]
         # The main page's list of lessons (@@lessons@@), in chapter order.
         self.values["lessons"] = "\n".join(f"- \\ref lesson_{c['slug']}" for c in self.lessons)
+        # The code each lesson quotes from its stub (@@snippet:chapters/<slug>/kernel.cu:<name>@@).
+        for c in self.lessons:
+            self.values.update(snippets(src, f"chapters/{c['slug']}/kernel.cu"))
 
     def sources(self):
         """Every page whose figures are written in: each chapter's lesson.md, and the main page."""

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The figures written into the lessons and the main page are today's results.
+"""The figures written into the lessons and the main page are today's results, and the code
+they quote is what the stubs hold today.
 
 Each figure a lesson shows is written out where a reader of the Markdown sees it, with a
 hidden marker naming where it comes from (<!--@@name@@-->value<!--@@end@@-->; see
@@ -58,8 +59,8 @@ def main():
                     a = old[i] if i < len(old) else "(no line)"
                     b = new[i] if i < len(new) else "(no line)"
                     if a != b:
-                        failures.append(f"{where}:{first + i}: @@{name}@@ (table):\n"
-                                        f"    written: {a}\n    results: {b}")
+                        failures.append(f"{where}:{first + i}: @@{name}@@ (block):\n"
+                                        f"    written: {a}\n    now:     {b}")
             else:
                 failures.append(f"{where}:{line}: @@{name}@@: written {show(written)}, "
                                 f"results give {show(expected)}")
