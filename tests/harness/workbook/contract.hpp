@@ -23,6 +23,13 @@ namespace workbook {
 //!   device (`cudaGetDevice`), as the code given in chapter 11's stub does.
 //!   Nothing that depends on the input or on an earlier call's result; state
 //!   on the device lives in the workspace (full reductions).
+//! - **Floating point.** Every chapter's kernel.cu (a learner's and a reference)
+//!   is compiled with IEEE single precision: `-ftz=false -prec-div=true
+//!   -prec-sqrt=true` (tests/CMakeLists.txt, workbook_add_subject), after any
+//!   flags of the build, so `--use_fast_math` in CMAKE_CUDA_FLAGS cannot flush
+//!   a chapter's subnormals to zero. Chapter 15's exact sum depends on it: under
+//!   flush-to-zero a subnormal compares equal to 0 and is lost. Contraction
+//!   into FMA is nvcc's default (`-fmad=true`); sums have no product to contract.
 //!
 //! A block pass: reduce `in[0, n)` to one partial sum per block.
 //!
