@@ -86,6 +86,22 @@ if given:
         problems.append(f"tests/harness/workbook/block_pass.cuh and solutions/{answer}/kernel.cu: the block pass "
                         "between their '// ---- begin/end: the block pass' markers must be the same text")
 
+# What a stub gives is what its reference uses: both include the same harness headers, and each
+# of them is workbook/chapter.cuh or listed in the chapter's "given" (else the grader refuses it).
+include = re.compile(r'^\s*#\s*include\s+"(workbook/[^"]+)"', re.M)
+for c in chapters:
+    stub, ref = src / "chapters" / c["slug"] / "kernel.cu", src / "solutions" / c["slug"] / "kernel.cu"
+    if not (stub.is_file() and ref.is_file()):
+        continue
+    gives = set(include.findall(stub.read_text(encoding="utf-8")))
+    uses = set(include.findall(ref.read_text(encoding="utf-8")))
+    if gives != uses:
+        problems.append(f"chapters/{c['slug']}/kernel.cu includes {sorted(gives)}, its reference {sorted(uses)}: "
+                        "the stub must give what the reference uses")
+    for header in sorted(gives - {"workbook/chapter.cuh"} - set(c.get("given", []))):
+        problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
+                        "list as given: the grader would refuse the stub")
+
 for p in problems:
     print("PROBLEM:", p)
 print("catalogue:", "the lessons, the README and the code agree with the manifest" if not problems
