@@ -4,7 +4,8 @@
 Checks that every internal link and image resolves, that every chapter's
 lesson is reachable from the main page, that math is rendered by MathJax with
 no raw TeX left on the page, that the sidebar lists the lessons in order, that
-the offline search has an index of them, and takes screenshots (desktop and phone width)
+the offline search has an index of them, that the full-text search page finds a word from
+the middle of a lesson (and nothing for a word that is nowhere), and takes screenshots (desktop and phone width)
 of the main page and one lesson. Exits non-zero on the first kind of failure
 found, listing every instance.
 """
@@ -131,6 +132,28 @@ def main():
         problems.append("no search index (search/*.js)")
     elif lessons and "lesson_" not in data:
         problems.append("the search index does not reach the lessons")
+    # The full-text search finds words inside a lesson's text and code, not only titles: for each
+    # lesson, a word from the middle of its page must bring that lesson up, and nonsense nothing.
+    search_page = root / "search_text.html"
+    if not search_page.is_file():
+        problems.append("no full-text search page (search_text.html)")
+    else:
+        index_js = (root / "text_index.js").read_text(errors="replace") if (root / "text_index.js").is_file() else ""
+        entries = json.loads(index_js[index_js.find("["):index_js.rfind("]") + 1]) if index_js else []
+        probes = [(e["url"], sorted(w for w in re.findall(r"[A-Za-z_]{9,}", e["text"][len(e["text"]) // 2:])
+                                    if "_" in w)[:1]) for e in entries if e["url"].startswith("lesson_")]
+        if len(probes) != len(lessons):
+            problems.append(f"text_index.js holds {len(probes)} lessons, the book {len(lessons)}")
+        for url, words in probes[:4] + [("(none)", ["qqxyzzy"])]:
+            if not words:
+                continue
+            found = chromium(args.chromium, "--virtual-time-budget=5000", "--dump-dom",
+                             search_page.as_uri() + "?q=" + urllib.parse.quote(words[0])).stdout
+            hits = re.findall(r'class="workbook-search-hit"><a href="([^"]+)"', found)
+            if url == "(none)" and hits:
+                problems.append(f"search_text.html?q={words[0]}: found {hits} for a word that is nowhere")
+            elif url != "(none)" and url not in hits:
+                problems.append(f"search_text.html?q={words[0]}: {url} not among the results {hits}")
 
     # 6. Screenshots for a person to look at.
     args.screenshots.mkdir(parents=True, exist_ok=True)

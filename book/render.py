@@ -401,6 +401,50 @@ def results_page(ladder, sweep, seed, device, ncu, versions, runs, values, manif
     return "\n".join(out)
 
 
+SEARCH_PAGE = """# Search the text {#search_text}
+
+Every word you type must appear on a page: the lessons, the main page and the results, code and
+figures included. (The search box at the top finds names and titles by their first letters.)
+
+\\htmlonly
+<form class="workbook-search-form" onsubmit="return false;">
+<input id="workbook-search" type="search" size="40" autofocus
+       placeholder="for example: map_shared_rank, bank conflict">
+</form>
+<div id="workbook-search-results"></div>
+<script src="text_index.js"></script>
+<script src="search_text.js"></script>
+\\endhtmlonly
+"""
+
+
+def plain_text(markdown):
+    """A page's words as a reader sees them, for the full-text search: no markers, anchors,
+    Doxygen commands or HTML tags; code and math kept as written."""
+    text = re.sub(r"\\dot\b.*?\\enddot", " ", markdown, flags=re.S)
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"\{#[\w-]+\}", " ", text)
+    text = re.sub(r"\\(ref|subpage|include|snippet)\s+", "", text)
+    text = re.sub(r"\\f[$\[\]]", "", text)
+    text = re.sub(r"</?(a|b|i|em|strong|br|sup|sub|span|div|p|code|kbd|tt|img|table|tr|td|th|ul|ol|li)\b[^>]*>",
+                  " ", text)
+    text = re.sub(r"[*#|`]+", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def text_index(pages):
+    """text_index.js: (title, url, markdown) of every page, as the search page reads it."""
+    entries = []
+    for title, url, markdown in pages:
+        entries.append({"title": title, "url": url, "text": plain_text(markdown)})
+    return "window.WORKBOOK_TEXT = " + json.dumps(entries, ensure_ascii=False) + ";\n"
+
+
+def page_title(markdown):
+    first = markdown.lstrip().splitlines()[0]
+    return re.sub(r"\s*\{#[\w-]+\}\s*$", "", first.lstrip("# ")).strip()
+
+
 def reference_section(src, slug):
     """The instructor edition's listing of a chapter's reference (each a file a learner could hand
     in: the given block pass it may include is in the API reference)."""
@@ -476,9 +520,11 @@ def main():
     src, out = args.source, args.out
     book = Book(src)
     (out / "pages").mkdir(parents=True, exist_ok=True)
+    searchable = []  # (title, url, text) of each page, for the full-text search
     for ch in book.lessons:
         lesson = src / "chapters" / ch["slug"] / "lesson.md"
         text = book.substitute(lesson)
+        searchable.append((page_title(text), f"lesson_{ch['slug']}.html", text))
         if args.edition == "instructor":
             text += reference_section(src, ch["slug"])
         (out / "pages" / f"{ch['slug']}.md").write_text(text)
@@ -487,9 +533,15 @@ def main():
     (out / "pages" / "lessons.md").write_text(
         "# The lessons {#lessons}\n\nOne idea per chapter, in order.\n\n" +
         "\n".join(f"- \\subpage lesson_{c['slug']}" for c in book.lessons) + "\n")
-    (out / "mainpage.md").write_text(book.substitute(src / "book" / "mainpage.md"))
-    (out / "results.md").write_text(results_page(book.ladder, book.sweep, book.seed, book.device, book.ncu,
-                                                 book.versions, book.runs, book.values, book.manifest))
+    main_page = book.substitute(src / "book" / "mainpage.md")
+    (out / "mainpage.md").write_text(main_page)
+    results = results_page(book.ladder, book.sweep, book.seed, book.device, book.ncu,
+                           book.versions, book.runs, book.values, book.manifest)
+    (out / "results.md").write_text(results)
+    # The full-text search: a page of its own (after the lessons in the sidebar) and the index.
+    (out / "pages" / "search.md").write_text(SEARCH_PAGE)
+    searchable += [(page_title(main_page), "index.html", main_page), (page_title(results), "results.html", results)]
+    (out / "text_index.js").write_text(text_index(searchable))
     plots(book.ladder, book.sweep, book.device, out / "images")
 
 
