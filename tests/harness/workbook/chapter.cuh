@@ -3,9 +3,11 @@
 // A chapter file keeps its kernels and launcher in an anonymous namespace and
 // ends with one registration line. The build compiles every chapter twice, once
 // from the learner's tree and once from solutions/, with WORKBOOK_SUBJECT
-// ("learner" or "reference") and WORKBOOK_CHAPTER ("03_idle_threads") defined,
-// so both versions of a chapter link into one test process and can be timed
-// side by side on the same data. The launcher types are in contract.hpp.
+// ("learner" or "reference") and WORKBOOK_CHAPTER ("03_idle_threads") defined.
+// Each version is linked into a runner of its own, a process that holds that one
+// chapter's code and nothing that decides a grade; the judge, another process,
+// sends it the inputs and checks and times what it returns (the learner's runner
+// inside the grader's sandbox). The launcher types are in contract.hpp.
 #pragma once
 
 #include "workbook/contract.hpp"
