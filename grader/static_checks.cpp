@@ -542,9 +542,24 @@ bool is_device_function_host_stub(const Function& f, const std::string& callee) 
   return calls == 1 && f.relocations.size() == 1;
 }
 
+// The machine-code checks read the host's own instruction set: the grader builds chapters for the
+// machine it runs on. x86-64 is checked in full. On AArch64 (a GH200's Grace) the system-call
+// check looks for `svc`; the shape of nvcc's exit() stubs is known only for x86-64, so there a
+// chapter's reference to exit() is let through (the runner's exit ends only the runner, which the
+// judge reports as a failure): an honest chapter is never refused for the host's instruction set.
+#if defined(__x86_64__)
+constexpr bool kKnowsExitStubs = true;
+#else
+constexpr bool kKnowsExitStubs = false;
+#endif
+
 bool is_system_call(const Instruction& insn) {
+#if defined(__aarch64__)
+  return insn.mnemonic == "svc" || insn.mnemonic == "hvc" || insn.mnemonic == "smc";
+#else
   if (insn.mnemonic == "syscall" || insn.mnemonic == "sysenter") return true;
   return insn.mnemonic == "int" && insn.operands.rfind("$0x80", 0) == 0;
+#endif
 }
 
 // Data symbols are named bare; functions get "()" when their name is a plain C identifier.
@@ -860,7 +875,7 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
             continue;
           }
           referenced = true;
-          only_stubs = only_stubs && is_device_function_host_stub(f, s.name);
+          only_stubs = only_stubs && (!kKnowsExitStubs || is_device_function_host_stub(f, s.name));
         }
         if (referenced && only_stubs) continue;
       }
