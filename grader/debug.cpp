@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "compile.hpp"
+#include "exit_status.hpp"
 #include "gpu.hpp"
 #include "session.hpp"
 #include "student.hpp"
@@ -36,18 +37,18 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
   const std::vector<Gpu> gpus = find_gpus({0}, &why);  // the first visible GPU, as the tool uses it
   const bool gpu = !gpus.empty();
   Session session(opt, manifest, chosen);
-  if (!session.prepare(1, architectures(gpus))) return 2;
+  if (!session.prepare(1, architectures(gpus))) return code(Exit::cannot);
   std::vector<ChapterResult> results;
   compile_submissions(session, {SlotWork{0, opt.chapters_dir, session.build().log(slug), &results}});
   if (!results.front().status.empty()) {
     fmt::print("\n{}: {}\n{}\n", slug, results.front().status, results.front().detail);
-    return 1;
+    return code(Exit::some_failed);
   }
   const std::string runner = session.slot_runner(0, slug);
   if (!gpu) {
     fmt::print("\nBuilt {} ({}); running it needs a CUDA device ({}).\n", runner,
                debug.device_debug ? "-G" : "-lineinfo", why);
-    return 3;
+    return code(Exit::not_graded);
   }
   const std::string test = !debug.test.empty() ? debug.test
                            : debug.tool == "cuda-gdb" ? std::string(workbook::names::kSanitizedTests.front())
@@ -58,14 +59,14 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
     const std::string gdb = find_tool("cuda-gdb");
     if (gdb.empty()) {
       fmt::print(stderr, "grader: cuda-gdb is not installed (it comes with the CUDA toolkit)\n");
-      return 2;
+      return code(Exit::cannot);
     }
     wrap = {gdb, "-ex", fmt::format("set substitute-path {} {}", slot, opt.chapters_dir), "--args"};
   } else {
     const std::string sanitizer = find_tool("compute-sanitizer");
     if (sanitizer.empty()) {
       fmt::print(stderr, "grader: compute-sanitizer is not installed (it comes with the CUDA toolkit)\n");
-      return 2;
+      return code(Exit::cannot);
     }
     wrap = {sanitizer, "--tool", debug.tool, "--show-backtrace", "device"};
   }
@@ -89,11 +90,11 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
-    return 2;
+    return code(Exit::cannot);
   }
   // The tool's findings name the slot's copy: show the student's file instead.
   int out[2];
-  if (pipe(out) != 0) return 2;
+  if (pipe(out) != 0) return code(Exit::cannot);
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
@@ -120,7 +121,16 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
   fclose(in);
   int status = 0;
   waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The judge's own statuses (77: no device, 3: the CUDA context was lost, 1: a test failed) are
+  // said in words and mapped to the grader's, so that each exit status means one thing.
+  if (WIFSIGNALED(status)) return interrupted_code(WTERMSIG(status));
+  const int judge = WEXITSTATUS(status);
+  if (judge == 0) return code(Exit::ok);
+  if (judge == workbook::names::kNoDeviceExit) return code(Exit::not_graded);
+  if (judge == workbook::names::kContextLostExit) {
+    fmt::print("\nThe chapter's code broke the CUDA context: the tests after it did not run.\n");
+  }
+  return code(Exit::some_failed);
 }
 
 }  // namespace grader

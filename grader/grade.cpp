@@ -146,7 +146,7 @@ class Run {
     if (class_mode && none_found_) {
       fmt::print(stderr, "grader: --submissions {}: no submission in it (each is a folder holding a chapters/ tree, "
                  "or a .zip, .tar.gz or .tgz of one)\n", opt_.submissions_dir);
-      return kCannotGrade;
+      return code(Exit::cannot);
     }
     if (class_mode) {
       fmt::print("Grading {} submission{} of {}{} into {}\n", todo.size(), todo.size() == 1 ? "" : "s",
@@ -177,7 +177,7 @@ class Run {
         // One submission still gets its report: not graded, and why.
         if (!class_mode) unstarted(todo.front(), interrupted() ? "the grader was interrupted before grading began"
                                                               : "the grader could not build its own parts");
-        return interrupted() ? interrupted_status() : kCannotGrade;
+        return interrupted() ? interrupted_status() : code(Exit::cannot);
       }
       fmt::print("\n");
       pipeline(session, todo, slots);
@@ -186,16 +186,16 @@ class Run {
       merge_failed = merge_class(opt_.out_dir, manifest_, opt_.ids_file, chosen_slugs()) != 0;
     }
     if (interrupted()) return interrupted_status();
-    if (write_failed_ || merge_failed) return kCannotGrade;  // a report that could not be written
-    if (gpus_.empty()) return any_failed_ ? kNotGradedFailed : kNotGraded;
-    return any_failed_ ? kSomeFailed : kAllPassed;
+    if (write_failed_ || merge_failed) return code(Exit::cannot);  // a report that could not be written
+    if (gpus_.empty()) return code(any_failed_ ? Exit::not_graded_failed : Exit::not_graded);
+    return code(any_failed_ ? Exit::some_failed : Exit::ok);
   }
 
  private:
   static int interrupted_status() {
     int sig = 0;
     interrupted(&sig);
-    return 128 + sig;
+    return interrupted_code(sig);
   }
 
   std::vector<std::string> chosen_slugs() const {

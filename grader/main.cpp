@@ -39,7 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kUsageError = 2;
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -188,7 +187,7 @@ int run_grader(int argc, char** argv) {
     manifest = workbook::load_manifest(WORKBOOK_SOURCE_DIR "/grader/manifest.json");
   } catch (const std::exception& e) {
     fmt::print(stderr, "grader: {}\n", e.what());
-    return kUsageError;
+    return grader::code(grader::Exit::cannot);
   }
   grader::Options opt;
   std::string chapters = WORKBOOK_SOURCE_DIR "/chapters", seed, shard, gpus;
@@ -266,7 +265,7 @@ int run_grader(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "grader: {}\n(grader/grade --help lists the options)\n", e.what());
-    return kUsageError;
+    return grader::code(grader::Exit::cannot);
   }
   try {
     for (std::string& name : opt.only) name = chapter_slug(name, manifest);
@@ -309,7 +308,7 @@ int run_grader(int argc, char** argv) {
     }
   } catch (const UsageError& e) {
     fmt::print(stderr, "grader: {}\n", e.what());
-    return kUsageError;
+    return grader::code(grader::Exit::cannot);
   }
   if (!opt.merge_dir.empty()) {
     return grader::merge_class(opt.merge_dir, manifest, opt.ids_file, opt.only);
@@ -333,7 +332,7 @@ int run_grader(int argc, char** argv) {
     return grader::grade(opt, manifest);
   } catch (const std::exception& e) {
     fmt::print(stderr, "grader: {}\n", e.what());
-    return kUsageError;
+    return grader::code(grader::Exit::cannot);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "exit_status.hpp"
 #include "formats.hpp"
 #include "report.hpp"
 #include "text.hpp"
@@ -25,7 +26,7 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
     ids = read_id_mapping(read_bounded(ids_file, std::size_t(64) << 20), &error);
     if (!error.empty()) {
       fmt::print(stderr, "grader: {}: {}\n", ids_file, error);
-      return 2;
+      return code(Exit::cannot);
     }
   }
   std::vector<json> reports;
@@ -73,10 +74,10 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
   }
   fmt::print("\n{}\n", summary);
   for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
-  if (!problems.empty()) return 2;
+  if (!problems.empty()) return code(Exit::cannot);
   fmt::print("class reports of {} submission{}: {}/gradebook.csv, junit.xml, summary.txt\n", reports.size(),
              reports.size() == 1 ? "" : "s", out_dir);
-  return 0;
+  return code(Exit::ok);
 }
 
 }  // namespace grader

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "exit_status.hpp"
 #include "process.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -116,7 +117,7 @@ int show_status(const Options& opt, const workbook::Manifest& manifest) {
     fmt::print(" Next: {}: grader/grade watch {}   (a hint: grader/grade hint {})\n", next,
                next.substr(0, 2), next.substr(0, 2));
   }
-  return 0;
+  return code(Exit::ok);
 }
 
 int show_list(const workbook::Manifest& manifest) {
@@ -124,7 +125,7 @@ int show_list(const workbook::Manifest& manifest) {
     fmt::print("{} {:<4} {}\n", paint(fmt::format("{:<18}", c.slug), "1"), c.version, c.title);
     fmt::print("     lesson: {}\n", lesson_page(c.slug));
   }
-  return 0;
+  return code(Exit::ok);
 }
 
 int show_hint(const Options& opt, const workbook::Manifest& manifest, const std::string& slug, bool all) {
@@ -147,7 +148,7 @@ int show_hint(const Options& opt, const workbook::Manifest& manifest, const std:
   }
   const std::string why = record_hints(opt.chapters_dir, slug, std::max(shown, upto));
   if (!why.empty()) fmt::print(stderr, "grader: {}\n", why);
-  return 0;
+  return code(Exit::ok);
 }
 
 int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const std::string& slug, bool yes) {
@@ -157,17 +158,17 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
   if (!stub) {
     fmt::print(stderr, "grader: the stub of {} is not in grader/stubs.json; take "
                "chapters/{}/kernel.cu from the project's repository\n", slug, slug);
-    return 2;
+    return code(Exit::cannot);
   }
   std::error_code ec;
   if (fs::exists(file, ec) && read_file(file) == *stub) {
     fmt::print("{} is already the stub.\n", file.string());
-    return 0;
+    return code(Exit::ok);
   }
   if (!yes) {
     if (!isatty(STDIN_FILENO)) {
       fmt::print(stderr, "grader: reset replaces {}; run it on a terminal to confirm, or add --yes\n", file.string());
-      return 2;
+      return code(Exit::cannot);
     }
     fmt::print("Replace {} with the stub? Your file is kept as a backup. [y/N] ", file.string());
     std::fflush(stdout);
@@ -175,7 +176,7 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
     std::getline(std::cin, answer);
     if (answer != "y" && answer != "Y" && answer != "yes") {
       fmt::print("Nothing changed.\n");
-      return 0;
+      return code(Exit::ok);
     }
   }
   if (fs::exists(file, ec)) {
@@ -186,7 +187,7 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
     fs::copy_file(file, backup, fs::copy_options::overwrite_existing, ec);
     if (ec) {
       fmt::print(stderr, "grader: cannot keep a backup of {}: {}; nothing changed\n", file.string(), ec.message());
-      return 2;
+      return code(Exit::cannot);
     }
     fmt::print("Your file is kept as {}\n", backup.string());
   }
@@ -194,10 +195,10 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
   const std::string why = write_atomically(file.string(), *stub);
   if (!why.empty()) {
     fmt::print(stderr, "grader: {}\n", why);
-    return 2;
+    return code(Exit::cannot);
   }
   fmt::print("{} is the stub again.\n", file.string());
-  return 0;
+  return code(Exit::ok);
 }
 
 }  // namespace grader

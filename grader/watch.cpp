@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "exit_status.hpp"
 #include "grade.hpp"
 #include "process.hpp"
 #include "progress.hpp"
@@ -50,7 +51,7 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
   const std::string slug = slug_given.empty() ? next_chapter(opt.chapters_dir, manifest) : slug_given;
   if (slug.empty()) {
     fmt::print("Every chapter passed. Name one to work on again: grader/grade watch 03\n");
-    return 0;
+    return code(Exit::ok);
   }
   opt.only = {slug};
   const fs::path dir = fs::path(opt.chapters_dir) / slug;
@@ -58,7 +59,7 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
   if (fd < 0 || inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
     fmt::print(stderr, "grader: cannot watch {} for changes\n", dir.string());
     if (fd >= 0) close(fd);
-    return 2;
+    return code(Exit::cannot);
   }
   const bool tty = isatty(STDOUT_FILENO);
   for (;;) {
@@ -84,7 +85,7 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
   fmt::print("\n");
   int sig = 0;
   interrupted(&sig);
-  return sig == SIGINT ? 0 : 128 + sig;  // Ctrl-C is how watch mode ends
+  return sig == SIGINT ? code(Exit::ok) : interrupted_code(sig);  // Ctrl-C is how watch mode ends
 }
 
 }  // namespace grader
