@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "text.hpp"
+#include "workbook/names.hpp"
 
 using nlohmann::json;
 
@@ -65,19 +66,20 @@ std::vector<const json*> objects(const json& j, const char* key) {
   return out;
 }
 
-// What a chapter's status means for a format: passed; failed (the learner's
-// code is wrong: failed, rejected, does not compile, missing); an error (the
-// run of the code went wrong: crashed, timed out, incomplete); or not graded
-// (not graded, not graded: no GPU, interrupted). A status this code does not
-// know counts as failed; no status at all as not graded.
+// What a chapter's status means for a format, from the one table (workbook/names.hpp,
+// outcome_of): passed; failed (the learner's code is wrong); an error (the run of the code went
+// wrong); or not graded (skipped for a missing GPU feature, no GPU, or never reached).
 enum class Kind { passed, failed, error, not_graded };
 
 Kind kind_of(const std::string& status) {
-  if (status == "passed") return Kind::passed;
-  if (status == "crashed" || status == "timed out" || status == "incomplete") return Kind::error;
-  if (status.empty() || status == "not graded" || starts_with(status, "not graded:") ||
-      starts_with(status, "skipped") || status == "interrupted") {
-    return Kind::not_graded;
+  using workbook::names::status::Outcome;
+  switch (workbook::names::status::outcome_of(status)) {
+    case Outcome::passed: return Kind::passed;
+    case Outcome::failed: return Kind::failed;
+    case Outcome::error: return Kind::error;
+    case Outcome::skipped:
+    case Outcome::untested:
+    case Outcome::unknown: return Kind::not_graded;
   }
   return Kind::failed;
 }
@@ -329,7 +331,7 @@ std::string feedback_markdown(const json& report) {
     md += "\n## " + md_text(c.label()) + ": " + md_text(c.status.empty() ? "no status" : c.status) + "\n\n";
     if (!c.detail.empty()) {
       const bool block = c.detail.find('\n') != std::string::npos && c.detail.find('\n') + 1 < c.detail.size();
-      if (block || c.status == "does not compile" || c.status == "rejected") {
+      if (block || c.status == workbook::names::status::kDoesNotCompile || c.status == workbook::names::status::kRejected) {
         md += fenced(bounded_text(c.detail, kTestOutputBytes)) + "\n";
       } else {
         md += md_text(c.detail) + "\n\n";

@@ -412,7 +412,7 @@ class Run {
     }
     run.interrupted = interrupted();
     run.graded = !gpus_.empty() && std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-      return r.status != st::kNoGpu && r.status != st::kInterrupted && r.status != st::kNotGraded;
+      return st::was_tested(r.status);
     });
     if (gpus_.empty()) run.not_graded_reason = no_gpu_;
     if (run.interrupted) run.not_graded_reason = "the grader was interrupted";
@@ -435,7 +435,7 @@ class Run {
     for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
     if (!problems.empty()) write_failed_ = true;
     if (std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-          return r.status != st::kPassed && r.status != st::kNoGpu && !st::is_skipped(r.status);
+          return st::counts_as_failure(r.status);
         })) {
       any_failed_ = true;
     }

@@ -77,7 +77,8 @@ std::string record_progress(const GradingRun& run) {
   json all = load_all();
   json& tree = all["trees"][key_of(run.chapters_dir)];
   for (const ChapterResult& r : run.chapters) {
-    if (r.status == workbook::names::status::kInterrupted || r.status == workbook::names::status::kNotGraded) continue;
+    // A chapter the run never got to keeps its last result.
+    if (workbook::names::status::outcome_of(r.status) == workbook::names::status::Outcome::unknown) continue;
     json c = {{"status", r.status}, {"detail", first_lines(valid_utf8(r.detail), 1)}, {"date", run.date},
               {"points", r.points}, {"max_points", r.max_points()}, {"required_fraction", r.spec->bandwidth_fraction}};
     c["learner_gbps"] = r.learner_gbps ? json(*r.learner_gbps) : json(nullptr);

@@ -23,7 +23,7 @@ namespace st = workbook::names::status;
 
 bool GradingRun::complete() const {
   return graded && !interrupted && std::none_of(chapters.begin(), chapters.end(), [](const ChapterResult& r) {
-    return r.status == st::kInterrupted || r.status == st::kNotGraded || r.status == st::kNoGpu || r.status.empty();
+    return !st::was_tested(r.status);
   });
 }
 
@@ -57,8 +57,9 @@ std::string dump(const json& doc) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+// Shown dim: nothing for the learner to fix.
 bool quiet_status(const std::string& status) {
-  return status == st::kPassed || status == st::kNoGpu || status == st::kNotGraded || st::is_skipped(status);
+  return !st::counts_as_failure(status);
 }
 
 }  // namespace
@@ -75,7 +76,7 @@ void print_table(const GradingRun& run) {
     const char* colour = r.status == st::kPassed ? "32" : quiet_status(r.status) ? "2" : "31";
     fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, paint(fmt::format("{:<18}", r.status), colour),
                correctness, gbps(r.learner_gbps), gbps(r.reference_gbps), pct,
-               r.status == st::kNoGpu || r.status == st::kNotGraded || r.status == st::kInterrupted
+               !st::was_tested(r.status)
                    ? std::string("-")
                    : fmt::format("{:g}/{}", r.points, r.max_points()));
   }

@@ -73,7 +73,7 @@ std::string next_chapter(const std::string& chapters_dir, const workbook::Manife
   const Progress p = load_progress(chapters_dir);
   for (const workbook::ChapterSpec& c : manifest.chapters) {
     const auto it = p.chapters.find(c.slug);
-    if (it == p.chapters.end() || (it->second.status != st::kPassed && !st::is_skipped(it->second.status))) {
+    if (it == p.chapters.end() || !st::is_done(it->second.status)) {
       return c.slug;  // a chapter this GPU cannot run (skipped: needs sm_90) is not next
     }
   }

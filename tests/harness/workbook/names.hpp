@@ -80,6 +80,43 @@ inline constexpr std::string_view kNotGraded = "not graded";  // the run was int
 //! its points do not count.
 inline constexpr std::string_view kSkippedNeeds = "skipped: needs ";
 constexpr bool is_skipped(std::string_view s) { return s.substr(0, kSkippedNeeds.size()) == kSkippedNeeds; }
+
+//! What a status means, wherever it is read (the grader's exit status, its table, the reports,
+//! the course formats, the student's progress): this one table decides.
+enum class Outcome {
+  passed,    // every test passed
+  failed,    // the learner's code is wrong: failed, rejected, does not compile, missing, or a status
+             // this table does not know
+  error,     // the run of the code went wrong: crashed, timed out, incomplete
+  skipped,   // the GPU lacks a feature the chapter requires: its points do not count
+  untested,  // no GPU: built and checked, nothing tested
+  unknown,   // the run never got to it: interrupted, not graded, or no status at all
+};
+
+constexpr Outcome outcome_of(std::string_view s) {
+  if (s == kPassed) return Outcome::passed;
+  if (s == kCrashed || s == kTimedOut || s == kIncomplete) return Outcome::error;
+  if (is_skipped(s)) return Outcome::skipped;
+  if (s == kNoGpu) return Outcome::untested;
+  if (s.empty() || s == kInterrupted || s == kNotGraded) return Outcome::unknown;
+  return Outcome::failed;
+}
+
+//! A chapter that makes the run's exit status "some failed".
+constexpr bool counts_as_failure(std::string_view s) {
+  const Outcome o = outcome_of(s);
+  return o == Outcome::failed || o == Outcome::error;
+}
+//! A chapter tested on a GPU (passed, failed, an error, or skipped there for a missing feature).
+constexpr bool was_tested(std::string_view s) {
+  const Outcome o = outcome_of(s);
+  return o != Outcome::untested && o != Outcome::unknown;
+}
+//! Done, for the student's next chapter: passed, or skipped on this GPU.
+constexpr bool is_done(std::string_view s) {
+  const Outcome o = outcome_of(s);
+  return o == Outcome::passed || o == Outcome::skipped;
+}
 }  // namespace status
 
 }  // namespace workbook::names
