@@ -37,14 +37,12 @@ int group_rank(const std::string& group) {
   return int(it - names::kGroups.begin());
 }
 
-std::optional<double> number(const TestRecord& t, const char* key) {
-  const auto it = t.properties.find(key);
-  if (it == t.properties.end()) return std::nullopt;
-  try {
-    return std::stod(it->second);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+// A Bandwidth test's figures: the subject's GB/s and the ceiling's, when it measured them.
+std::optional<double> subject_gbps(const TestRecord& t) {
+  return t.bandwidth ? std::optional<double>(t.bandwidth->subject_gbps) : std::nullopt;
+}
+std::optional<double> ceiling_gbps(const TestRecord& t) {
+  return t.bandwidth ? std::optional<double>(t.bandwidth->ceiling_gbps) : std::nullopt;
 }
 
 void add_failure(ChapterResult& r, const std::string& name, const std::string& message) {
@@ -162,8 +160,8 @@ void tally(const TestRun& t, ChapterResult& r) {
   for (const TestRecord& rec : t.tests) {
     r.tests.push_back({rec.name, rec.result});
     if (rec.group == "Bandwidth") {
-      r.learner_gbps = number(rec, "subject_gbps");
-      r.learner_ceiling_gbps = number(rec, "ceiling_gbps");
+      r.learner_gbps = subject_gbps(rec);
+      r.learner_ceiling_gbps = ceiling_gbps(rec);
     }
     if (rec.result == "skipped") continue;
     ++r.tests_total;
@@ -289,7 +287,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
     std::pair<std::optional<double>, std::optional<double>> m;
     for (const TestRecord& rec : t.tests) {
       if (rec.group == "Bandwidth" && rec.result == "passed") {
-        m = {number(rec, "subject_gbps"), number(rec, "ceiling_gbps")};
+        m = {subject_gbps(rec), ceiling_gbps(rec)};
       }
     }
     if (!m.first) {

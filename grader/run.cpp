@@ -61,9 +61,7 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
           t.group = std::string(workbook::names::group_of(t.name));
           t.result = record.at("result").get<std::string>();
           for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
-          for (const auto& [key, value] : record.at("properties").items()) {
-            t.properties[key] = bounded_text(value.is_string() ? value.get<std::string>() : value.dump(), 256);
-          }
+          if (record.contains("bandwidth")) t.bandwidth = record.at("bandwidth").get<workbook::channel::Bandwidth>();
           run.tests.push_back(std::move(t));
           break;
         }

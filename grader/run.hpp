@@ -3,10 +3,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "process.hpp"
+#include "workbook/channel.hpp"
 
 namespace grader {
 
@@ -15,7 +17,7 @@ struct TestRecord {
   std::string group;   // "ExactSums"
   std::string result;  // passed, failed, skipped
   std::vector<std::string> failures;
-  std::map<std::string, std::string> properties;
+  std::optional<workbook::channel::Bandwidth> bandwidth;  // a Bandwidth test's measurement
 };
 
 struct TestRun {

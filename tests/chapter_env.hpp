@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "subject.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/contract.hpp"
 #include "workbook/manifest.hpp"
 #include "workbook/names.hpp"
@@ -33,6 +34,9 @@ bool is_full();
 //! context, a runner that died or a call that never finished ends the test process after the
 //! test, since no later test could run.
 Outcome run_calls(const std::vector<Call>& calls);
+
+//! What the running Bandwidth test measured: sent to the grader, as numbers, with the test's end.
+void report_bandwidth(const channel::Bandwidth& measured);
 
 using names::kContextLostExit;
 using names::kNoDeviceExit;

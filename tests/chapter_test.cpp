@@ -373,11 +373,7 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   const Ceiling ceiling = streaming_read_ceiling(data, n, stream());
   const double gbps = bytes / times.per_call_s() / 1e9;
   const double fastest = count * bytes / (*std::min_element(times.many.begin(), times.many.end()) * 1e9);
-  RecordProperty("subject_gbps", fmt::format("{:.1f}", gbps));
-  RecordProperty("ceiling_gbps", fmt::format("{:.1f}", ceiling.gbps));
-  RecordProperty("fastest_batch_gbps", fmt::format("{:.1f}", fastest));
-  RecordProperty("checked_calls", checked);
-  RecordProperty("timed_inputs", count);
+  report_bandwidth({gbps, ceiling.gbps, fastest, static_cast<int>(checked), static_cast<int>(count)});
   fmt::print("[bandwidth] n = 2^27: {} {:.0f} GB/s ({:.1f}% of the {:.0f} GB/s streaming-read ceiling measured "
              "the same way in this process, spread {:.1f}%); {} calls on {} inputs checked, {} wrong; fastest "
              "batch {:.0f} GB/s\n",

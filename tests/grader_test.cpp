@@ -25,6 +25,7 @@
 #include "gpu.hpp"
 #include "pool.hpp"
 #include "report.hpp"
+#include "run.hpp"
 #include "submissions.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
@@ -414,6 +415,29 @@ TEST(Processes, TheChannelIsAnInheritedDescriptor) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.channel, "{\"event\":\"end\"}\n");
   EXPECT_EQ(slurp(scratch("c.log")), "noise\n") << "stdout is a log, never results";
+}
+
+// A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),
+// read into the record as they were sent; a test without them has none.
+TEST(Channel, BandwidthArrivesAsNumbers) {
+  using workbook::channel::Bandwidth;
+  using workbook::channel::Event;
+  const nlohmann::json timed = {{"event", Event::test},   {"name", "Timing/Bandwidth.AtLeastTheFloor/n_134217728"},
+                                {"result", "passed"},     {"failures", nlohmann::json::array()},
+                                {"ms", 812},              {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16}}};
+  const nlohmann::json plain = {{"event", Event::test}, {"name", "Sizes/ExactSums.EveryElementCountedOnce/n_1000"},
+                                {"result", "passed"},   {"failures", nlohmann::json::array()}, {"ms", 1}};
+  const std::string lines = timed.dump() + "\n" + plain.dump() + "\n" + nlohmann::json{{"event", Event::end}}.dump();
+  const fs::path script = scratch("judge.sh");
+  std::ofstream(script) << "cat >&$" << workbook::names::kResultFdVariable << " <<'EOF'\n" << lines << "\nEOF\n";
+  const TestRun run = run_tests({"sh", script.string()}, scratch("judge.log").string(), 10, {});
+  ASSERT_EQ(run.tests.size(), 2u);
+  ASSERT_TRUE(run.tests[0].bandwidth.has_value());
+  EXPECT_EQ(run.tests[0].bandwidth->subject_gbps, 4032.25);
+  EXPECT_EQ(run.tests[0].bandwidth->ceiling_gbps, 4371.5);
+  EXPECT_EQ(run.tests[0].bandwidth->timed_inputs, 16);
+  EXPECT_FALSE(run.tests[1].bandwidth.has_value());
+  EXPECT_EQ(run.unreadable_lines, 0);
 }
 
 TEST(Processes, AnInterruptEndsTheChildAndIsRemembered) {

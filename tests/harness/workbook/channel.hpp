@@ -10,7 +10,7 @@ namespace workbook::channel {
 enum class Event {
   begin,         // the judge started: chapter, subject, seed, problem ("" or why nothing can run), where
   start,         // a test started: name
-  test,          // a test ended: name, result, failures, properties
+  test,          // a test ended: name, result, failures, ms, and a Bandwidth test's bandwidth
   context_lost,  // a kernel broke the CUDA context: name, error; the judge ends
   hang,          // a call never finished: name, seconds; the judge ends
   end,           // every test ran: ran, runner_exit, output_bytes, output_kept
@@ -25,6 +25,19 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
 //! A test's result word.
 enum class Result { passed, failed, skipped };
 NLOHMANN_JSON_SERIALIZE_ENUM(Result, {{Result::passed, "passed"}, {Result::failed, "failed"}, {Result::skipped, "skipped"}})
+
+//! What a Bandwidth test measured, as numbers: the subject's GB/s and the streaming-read ceiling's,
+//! both measured the same way in the judge, the fastest batch's GB/s, and how many calls were
+//! checked on how many distinct inputs.
+struct Bandwidth {
+  double subject_gbps = 0;
+  double ceiling_gbps = 0;
+  double fastest_batch_gbps = 0;
+  int checked_calls = 0;
+  int timed_inputs = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Bandwidth, subject_gbps, ceiling_gbps, fastest_batch_gbps, checked_calls,
+                                   timed_inputs)
 
 //! What the runner's process ended with, as the end event says: the exit status compute-sanitizer
 //! gives when it found errors.
