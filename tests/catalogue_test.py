@@ -102,6 +102,20 @@ for c in chapters:
         problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
                         "list as given: the grader would refuse the stub")
 
+# The registration line of each stub and reference is the one the manifest's kind asks for.
+registration = re.compile(r"^WORKBOOK_(BLOCK_PASS|FULL_REDUCE|TUNED_REDUCE)\(", re.M)
+for c in chapters:
+    wanted = "BLOCK_PASS" if c["kind"] == "block_pass" else "TUNED_REDUCE" if c.get("tuned") else "FULL_REDUCE"
+    for tree in ("chapters", "solutions"):
+        path = src / tree / c["slug"] / "kernel.cu"
+        if not path.is_file():
+            continue
+        found = registration.findall(path.read_text(encoding="utf-8"))
+        if found != [wanted]:
+            problems.append(f"{tree}/{c['slug']}/kernel.cu registers with {['WORKBOOK_' + f for f in found]}; its "
+                            f"manifest entry (kind {c['kind']}{', tuned' if c.get('tuned') else ''}) asks for "
+                            f"WORKBOOK_{wanted}")
+
 for p in problems:
     print("PROBLEM:", p)
 print("catalogue:", "the lessons, the README and the code agree with the manifest" if not problems
