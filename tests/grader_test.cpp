@@ -418,8 +418,9 @@ TEST(Processes, TheChannelIsAnInheritedDescriptor) {
 }
 
 // A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),
-// read into the record as they were sent; a test without them has none.
-TEST(Channel, BandwidthArrivesAsNumbers) {
+// read into the record as they were sent; a test without them has none. (Before the interrupt
+// test below: once the process was interrupted, no child runs.)
+TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
   using workbook::channel::Bandwidth;
   using workbook::channel::Event;
   const nlohmann::json timed = {{"event", Event::test},   {"name", "Timing/Bandwidth.AtLeastTheFloor/n_134217728"},
