@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -87,27 +88,29 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
 
 std::vector<std::string> list_tests(const std::vector<std::string>& command, const std::string& filter,
                                     const std::string& log_path) {
+  // GoogleTest writes the list as JSON (--gtest_output with --gtest_list_tests): {"testsuites":
+  // [{"name": "Sizes/ExactSums", "testsuite": [{"name": "EveryElementCountedOnce/n_1", ...}]}]}.
+  const std::string listing = log_path + ".json";
+  std::remove(listing.c_str());
   std::vector<std::string> argv = command;
   argv.push_back("--gtest_list_tests");
+  argv.push_back("--gtest_output=json:" + listing);
   if (!filter.empty()) argv.push_back("--gtest_filter=" + filter);
   const ProcessResult r = run_process(argv, log_path, 60);
   if (r.timed_out || r.interrupted || r.exit_code != 0) {
     throw std::runtime_error(fmt::format("{} --gtest_list_tests failed:\n{}", command.front(), tail_of(log_path, 10)));
   }
-  // "Sizes/ExactSums." then "  EveryElementCountedOnce/n_1  # GetParam() = 1"
-  std::ifstream in(log_path);
   std::vector<std::string> tests;
-  std::string suite;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    if (line[0] != ' ') {
-      suite = line.substr(0, line.find_first_of(" #"));
-      if (!suite.empty() && suite.back() == '.') suite.pop_back();
-      continue;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(std::ifstream(listing));
+    for (const nlohmann::json& suite : doc.at("testsuites")) {
+      for (const nlohmann::json& test : suite.at("testsuite")) {
+        tests.push_back(suite.at("name").get<std::string>() + "." + test.at("name").get<std::string>());
+      }
     }
-    const std::size_t begin = line.find_first_not_of(' ');
-    const std::string name = line.substr(begin, line.find_first_of(" #", begin) - begin);
-    if (!suite.empty() && !name.empty()) tests.push_back(suite + "." + name);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{} --gtest_list_tests wrote no readable list ({}): {}", command.front(),
+                                         listing, e.what()));
   }
   return tests;
 }
