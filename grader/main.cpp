@@ -39,7 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

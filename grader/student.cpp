@@ -35,17 +35,19 @@ std::string read_file(const fs::path& p) {
 }
 
 // The chapter's stub as the project ships it (grader/stubs.json, checked against chapters/ in CI):
-// found in any copy of the project, whatever the student committed.
+// found in any copy of the project, whatever the student committed. The file is read once.
 std::optional<std::string> pristine_stub(const std::string& slug) {
-  std::ifstream in(fs::path(WORKBOOK_SOURCE_DIR) / "grader" / "stubs.json");
-  if (!in) return std::nullopt;
-  try {
-    const nlohmann::json stubs = nlohmann::json::parse(in).at("stubs");
-    if (!stubs.contains(slug)) return std::nullopt;
-    return stubs.at(slug).get<std::string>();
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  static const nlohmann::json stubs = [] {
+    std::ifstream in(fs::path(WORKBOOK_SOURCE_DIR) / "grader" / "stubs.json");
+    try {
+      return in ? nlohmann::json::parse(in).at("stubs") : nlohmann::json::object();
+    } catch (const nlohmann::json::exception&) {
+      return nlohmann::json::object();
+    }
+  }();
+  const auto it = stubs.find(slug);
+  if (it == stubs.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
 }
 
 std::string lesson_page(const std::string& slug) {
