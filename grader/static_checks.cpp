@@ -894,24 +894,24 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
     }
     const bool local = std::islower(static_cast<unsigned char>(s.type)) && s.type != 'u';
     if (local) continue;
+    // A definition in the harness's or GoogleTest's namespace would replace their code.
+    const bool harness_code = mentions_namespace(s.name, "workbook") || mentions_namespace(s.name, "testing");
+    const auto refuse_harness_code = [&] {
+      refusals.push_back({"symbol", fmt::format("defines {}: a chapter may not define code of the harness "
+                                                "(namespace workbook) or of GoogleTest (namespace testing)",
+                                                shown_symbol(s.name))});
+    };
     const bool weak = s.type == 'W' || s.type == 'V' || s.type == 'u';
     if (weak) {
-      if (mentions_namespace(s.name, "workbook") || mentions_namespace(s.name, "testing")) {
-        refusals.push_back(
-            {"symbol", fmt::format("defines {}: a chapter may not define code of the harness "
-                                   "(namespace workbook) or of GoogleTest (namespace testing)",
-                                   shown_symbol(s.name))});
-      }
+      if (harness_code) refuse_harness_code();
       continue;
     }
     if (any_match(rules.allowed_definitions, s.name)) continue;
     // A definition of its own (a __constant__ table, a helper outside the anonymous namespace) is
     // the chapter's business; replacing the harness, GoogleTest, the C library or the CUDA runtime
     // is not.
-    if (mentions_namespace(s.name, "workbook") || mentions_namespace(s.name, "testing")) {
-      refusals.push_back({"symbol", fmt::format("defines {}: a chapter may not define code of the harness "
-                                                "(namespace workbook) or of GoogleTest (namespace testing)",
-                                                shown_symbol(s.name))});
+    if (harness_code) {
+      refuse_harness_code();
       continue;
     }
     const bool library = any_match(rules.allowed_symbols, s.name) ||
