@@ -232,8 +232,7 @@ class Run {
     Submission s;
     const fs::path dir = opt_.chapters_dir;
     const std::string name = dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string();
-    s.id = safe_id(name);
-    s.name = valid_utf8(name);
+    name_submission(s, name);
     s.source = opt_.chapters_dir;
     s.fingerprint = tree_fingerprint(opt_.chapters_dir, manifest_);
     return s;

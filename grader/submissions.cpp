@@ -71,6 +71,11 @@ std::string safe_id(const std::string& name) {
   return id.substr(0, 128);
 }
 
+void name_submission(Submission& s, const std::string& given) {
+  s.id = safe_id(given);
+  s.name = valid_utf8(given);
+}
+
 std::vector<Submission> find_submissions(const std::string& dir, const workbook::Manifest& manifest,
                                          std::vector<std::string>* ignored) {
   std::vector<Submission> found;
@@ -92,13 +97,11 @@ std::vector<Submission> find_submissions(const std::string& dir, const workbook:
       continue;
     }
     if (fs::is_directory(path, ec)) {
-      s.id = safe_id(name);
-      s.name = valid_utf8(name);
+      name_submission(s, name);
       const std::string tree = locate_chapters(path.string(), manifest);
       s.fingerprint = tree.empty() ? "none" : tree_fingerprint(tree, manifest);
     } else if (fs::is_regular_file(path, ec) && !suffix.empty()) {
-      s.id = safe_id(name.substr(0, name.size() - suffix.size()));
-      s.name = valid_utf8(name.substr(0, name.size() - suffix.size()));
+      name_submission(s, name.substr(0, name.size() - suffix.size()));
       s.archive = true;
       s.fingerprint = file_fingerprint(path.string());
     } else {

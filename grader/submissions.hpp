@@ -51,4 +51,8 @@ bool report_to_keep(const std::string& path, const Submission& s, bool sanitized
 //! '_' and '@' kept, anything else '_', never empty or starting with '.'.
 std::string safe_id(const std::string& name);
 
+//! Names a submission from the name it was handed in under: its id (safe_id, for folders) and
+//! its name as given (valid UTF-8, for what people read).
+void name_submission(Submission& s, const std::string& given);
+
 }  // namespace grader
