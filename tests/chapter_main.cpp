@@ -112,7 +112,7 @@ class Reporter : public ::testing::EmptyTestEventListener {
     // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
     if (g_broken.empty()) {
       const cudaError_t err = cudaDeviceSynchronize();
-      if (err != cudaSuccess && is_sticky(err)) g_broken = fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err));
+      if (err != cudaSuccess && is_sticky(err)) g_broken = error_text(err);
       else cudaGetLastError();  // a non-sticky error must not leak into the next test
     }
     if (g_broken.empty()) return;

@@ -24,20 +24,12 @@ namespace {
 using namespace workbook;
 using namespace workbook::remote;
 
-std::string error_text(cudaError_t err) { return fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err)); }
-
 class Runner {
  public:
   explicit Runner(int socket) : socket_(socket) {
     const std::vector<Entry> entries = all_entries();
-    registration_.registered = static_cast<int>(entries.size());
-    if (!entries.empty()) {
-      entry_ = entries.front();
-      registration_.chapter = entry_.chapter;
-      registration_.subject = entry_.subject;
-      registration_.kind = entry_.kind;
-      registration_.tuned = entry_.tuned != nullptr;
-    }
+    registration_ = registration_of(entries);
+    if (!entries.empty()) entry_ = entries.front();
   }
 
   int serve() {
@@ -100,32 +92,12 @@ class Runner {
       reply.error = "no single implementation registered";
       return;
     }
+    std::vector<LocalCall> local;
     for (const Call& c : calls) {
-      CallResult result;
-      const auto* in = static_cast<const float*>(at(c.in));
-      auto* out = static_cast<float*>(at(c.out));
-      void* workspace = at(c.workspace);
-      cudaStream_t stream = streams_[c.stream == 1 ? 1 : 0];
-      if (c.kind == CallKind::block_pass && entry_.block_pass) {
-        result.count = entry_.block_pass(in, c.n, out, c.capacity, stream);
-      } else if (c.kind == CallKind::reduce && entry_.reduce) {
-        entry_.reduce(in, c.n, out, workspace, stream);
-      } else if (c.kind == CallKind::tuned && entry_.tuned) {
-        entry_.tuned(in, c.n, out, workspace, stream, Launch{c.blocks, c.threads});
-      } else {
-        result.launch_error = "the registered implementation has no launcher of this kind";
-      }
-      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) result.launch_error = error_text(err);
-      reply.results.push_back(result);
+      local.push_back({c.kind, static_cast<const float*>(at(c.in)), c.n, static_cast<float*>(at(c.out)), c.capacity,
+                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}});
     }
-    for (cudaStream_t s : streams_) {
-      const cudaError_t err = cudaStreamSynchronize(s);
-      if (err != cudaSuccess && reply.sync_error.empty()) {
-        reply.sync_error = error_text(err);
-        reply.context_lost = is_sticky(err);
-      }
-    }
-    if (reply.sync_error.empty()) cudaGetLastError();  // a non-sticky error must not leak into the next call
+    reply = run_locally(entry_, local, streams_);
   }
 
   void send(const Reply& reply) {

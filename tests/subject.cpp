@@ -34,16 +34,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string error_text(cudaError_t err) { return fmt::format("{} ({})", cudaGetErrorString(err), cudaGetErrorName(err)); }
+// What a run's reply means to a test: the launchers' results, and the error that stopped the calls
+// (fatal when the CUDA context is lost).
+void take_reply(const remote::Reply& reply, Outcome& o) {
+  o.results = reply.results;
+  if (!reply.sync_error.empty()) {
+    o.error = "the kernel failed while running: " + reply.sync_error;
+    o.fatal = reply.context_lost;
+  }
+}
 
 class LocalSubject : public Subject {
  public:
-  explicit LocalSubject(const Entry& entry) : entry_(entry) {
-    registration_.registered = 1;
-    registration_.chapter = entry.chapter;
-    registration_.subject = entry.subject;
-    registration_.kind = entry.kind;
-    registration_.tuned = entry.tuned != nullptr;
+  explicit LocalSubject(const Entry& entry) : entry_(entry), registration_(remote::registration_of({entry})) {
     for (cudaStream_t& s : streams_) WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   }
   const remote::Registration& registration() const override { return registration_; }
@@ -57,26 +60,8 @@ class LocalSubject : public Subject {
   Outcome run(const std::vector<Call>& calls) override {
     Outcome o;
     const auto start = Clock::now();
-    for (const Call& c : calls) {
-      remote::CallResult r;
-      cudaStream_t s = streams_[c.stream == 1 ? 1 : 0];
-      switch (c.kind) {
-        case remote::CallKind::block_pass: r.count = entry_.block_pass(c.in, c.n, c.out, c.capacity, s); break;
-        case remote::CallKind::reduce: entry_.reduce(c.in, c.n, c.out, c.workspace, s); break;
-        case remote::CallKind::tuned: entry_.tuned(c.in, c.n, c.out, c.workspace, s, c.launch); break;
-      }
-      if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) r.launch_error = error_text(err);
-      o.results.push_back(r);
-    }
-    for (cudaStream_t s : streams_) {
-      const cudaError_t err = cudaStreamSynchronize(s);
-      if (err != cudaSuccess && o.error.empty()) {
-        o.error = "the kernel failed while running: " + error_text(err);
-        o.fatal = is_sticky(err);
-      }
-    }
+    take_reply(remote::run_locally(entry_, calls, streams_), o);
     o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!o.fatal) cudaGetLastError();
     return o;
   }
   std::string where() const override { return "in the judge's own process (not sandboxed)"; }
@@ -306,7 +291,7 @@ RemoteSubject::~RemoteSubject() {
 }
 
 bool RemoteSubject::request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why,
-                            int fd) {
+                            int fd, bool* timed_out) {
   if (dead_) {
     *why = "the chapter's process has ended";
     return false;
@@ -321,6 +306,7 @@ bool RemoteSubject::request(const remote::Request& req, remote::Reply* reply, do
   if (!r.problem.empty()) {
     dead_ = true;
     if (r.timed_out) {
+      if (timed_out) *timed_out = true;
       process_->kill_now();
       *why = fmt::format("no answer within {:.0f} s", timeout_s);
     } else {
@@ -420,9 +406,8 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
   }
   const auto start = Clock::now();
   std::string why;
-  if (!request(req, &reply, call_timeout_s_, &why)) {
+  if (!request(req, &reply, call_timeout_s_, &why, -1, &o.hang)) {
     o.fatal = true;
-    o.hang = why.rfind("no answer within", 0) == 0;
     o.error = o.hang ? fmt::format("the calls did not finish within {:.0f} s: a kernel that never ends, or a "
                                    "launcher that never returns",
                                    call_timeout_s_)
@@ -441,11 +426,7 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     o.error = fmt::format("the chapter's process answered {} results for {} calls", reply.results.size(), calls.size());
     return o;
   }
-  o.results = reply.results;
-  if (!reply.sync_error.empty()) {
-    o.error = "the kernel failed while running: " + reply.sync_error;
-    o.fatal = reply.context_lost;
-  }
+  take_reply(reply, o);
   return o;
 }
 

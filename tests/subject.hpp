@@ -20,16 +20,7 @@
 namespace workbook::test {
 
 //! One call of the chapter's launcher, on judge memory.
-struct Call {
-  remote::CallKind kind = remote::CallKind::block_pass;
-  const float* in = nullptr;
-  std::size_t n = 0;
-  float* out = nullptr;          // partials (block pass) or *out (full)
-  std::size_t capacity = 0;      // block pass: room for partials
-  void* workspace = nullptr;     // full
-  int stream = 0;                // 0 or 1: calls on different streams may run at the same time
-  Launch launch{};               // tuned
-};
+using Call = remote::LocalCall;
 
 //! What running a list of calls gave.
 struct Outcome {
@@ -93,8 +84,10 @@ class RemoteSubject : public Subject {
   friend std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
   struct Process;
   RemoteSubject() = default;
+  //! Sends a request and waits for its reply; false, with why, when none came (*timed_out: because
+  //! none came within timeout_s, and the runner was ended).
   bool request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why,
-               int fd = -1);
+               int fd = -1, bool* timed_out = nullptr);
   std::string ended_how();
   void unmap(std::uint64_t id);
 

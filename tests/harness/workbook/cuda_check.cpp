@@ -22,9 +22,12 @@ bool is_sticky(cudaError_t code) {
   }
 }
 
+std::string error_text(cudaError_t code) {
+  return fmt::format("{} ({})", cudaGetErrorString(code), cudaGetErrorName(code));
+}
+
 void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line) {
-  throw CudaError(code, fmt::format("{}:{}: {} failed: {} ({})", file, line, expr,
-                                    cudaGetErrorString(code), cudaGetErrorName(code)));
+  throw CudaError(code, fmt::format("{}:{}: {} failed: {}", file, line, expr, error_text(code)));
 }
 
 }  // namespace workbook

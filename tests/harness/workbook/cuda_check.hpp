@@ -22,6 +22,9 @@ class CudaError : public std::runtime_error {
 //! process fails too (illegal address, trap, launch failure, ...).
 bool is_sticky(cudaError_t code);
 
+//! "an illegal memory access was encountered (cudaErrorIllegalAddress)": the text and the name.
+std::string error_text(cudaError_t code);
+
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
 
 inline void check_cuda(cudaError_t code, const char* expr, const char* file, int line) {

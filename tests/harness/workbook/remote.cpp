@@ -9,7 +9,49 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "workbook/cuda_check.hpp"
+
 namespace workbook::remote {
+
+Registration registration_of(const std::vector<Entry>& entries) {
+  Registration r;
+  r.registered = static_cast<int>(entries.size());
+  if (!entries.empty()) {
+    r.chapter = entries.front().chapter;
+    r.subject = entries.front().subject;
+    r.kind = entries.front().kind;
+    r.tuned = entries.front().tuned != nullptr;
+  }
+  return r;
+}
+
+Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const cudaStream_t (&streams)[2]) {
+  Reply reply;
+  for (const LocalCall& c : calls) {
+    CallResult result;
+    cudaStream_t stream = streams[c.stream == 1 ? 1 : 0];
+    if (c.kind == CallKind::block_pass && entry.block_pass) {
+      result.count = entry.block_pass(c.in, c.n, c.out, c.capacity, stream);
+    } else if (c.kind == CallKind::reduce && entry.reduce) {
+      entry.reduce(c.in, c.n, c.out, c.workspace, stream);
+    } else if (c.kind == CallKind::tuned && entry.tuned) {
+      entry.tuned(c.in, c.n, c.out, c.workspace, stream, c.launch);
+    } else {
+      result.launch_error = "the registered implementation has no launcher of this kind";
+    }
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) result.launch_error = error_text(err);
+    reply.results.push_back(result);
+  }
+  for (cudaStream_t s : streams) {
+    const cudaError_t err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess && reply.sync_error.empty()) {
+      reply.sync_error = error_text(err);
+      reply.context_lost = is_sticky(err);
+    }
+  }
+  if (!reply.context_lost) cudaGetLastError();
+  return reply;
+}
 
 bool send_message(int socket, const nlohmann::json& message, int fd) {
   const std::string text = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

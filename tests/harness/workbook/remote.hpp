@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include "workbook/contract.hpp"
@@ -99,6 +100,29 @@ struct Reply {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error,
                                                 context_lost)
+
+//! One call of the chapter's launcher with its buffers in this process's memory: what a runner
+//! makes of a Call once the buffers are mapped, and what a judge with the chapter linked in runs.
+struct LocalCall {
+  CallKind kind = CallKind::block_pass;
+  const float* in = nullptr;
+  std::size_t n = 0;
+  float* out = nullptr;       // partials (block pass) or *out (full)
+  std::size_t capacity = 0;   // block pass: room for partials
+  void* workspace = nullptr;  // full
+  int stream = 0;             // 0 or 1: calls on different streams may run at the same time
+  Launch launch{};            // tuned
+};
+
+//! What the entries linked into this process registered as.
+Registration registration_of(const std::vector<Entry>& entries);
+
+//! Runs `calls` with `entry`'s launchers, each on streams[0] or streams[1], then waits for both:
+//! a reply with each launcher's result (and cudaGetLastError() after it), and the first error a
+//! stream reports (sync_error; context_lost when it is sticky). A non-sticky error is cleared so
+//! that it does not leak into the next call. The runner and a judge with the chapter linked in
+//! both run calls this way.
+Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const cudaStream_t (&streams)[2]);
 
 //! Sends one message (and a descriptor, if `fd` >= 0); false if the socket is closed.
 bool send_message(int socket, const nlohmann::json& message, int fd = -1);
