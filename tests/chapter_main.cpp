@@ -205,7 +205,7 @@ std::string check_registration(const remote::Registration& r, const std::string&
     return fmt::format("the implementation registered as chapter {}, {}; this test is for chapter {}, {}", r.chapter,
                        r.subject, chapter, g_subject);
   }
-  const bool full = g_spec->kind == "full";
+  const bool full = is_full();
   if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned) {
     const char* want = !full ? "WORKBOOK_BLOCK_PASS" : g_spec->tuned ? "WORKBOOK_TUNED_REDUCE" : "WORKBOOK_FULL_REDUCE";
     return fmt::format("chapter {} registers with {} (grader/manifest.json); this kernel.cu registered a {}", chapter,
@@ -281,9 +281,7 @@ int main(int argc, char** argv) {
     if (linked.empty()) {
       problem = "no implementation is linked into this judge: give it one with --runner=<runner>";
     } else {
-      problem = check_registration({static_cast<int>(linked.size()), linked[0].chapter, linked[0].subject,
-                                    linked[0].kind, linked[0].tuned != nullptr},
-                                   chapter);
+      problem = check_registration(remote::registration_of(linked), chapter);
     }
   }
   std::string why;

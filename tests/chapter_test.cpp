@@ -44,9 +44,7 @@ struct ExactCase {
   GuardedInput input;
   ExactCase(std::size_t n, std::size_t offset, std::uint64_t salt = 0)
       : plan(make_exact_plan(n, seed() + salt)), input(n, offset) {
-    std::vector<std::pair<std::size_t, float>> marks;
-    for (std::size_t k = 0; k < plan.positions.size(); ++k) marks.emplace_back(plan.positions[k], plan.value(k));
-    input.upload_sparse(marks, stream());
+    input.upload_sparse(plan.marks(), stream());
   }
 };
 
@@ -133,12 +131,6 @@ class ChapterTest : public ::testing::Test {
 template <class Param>
 class ChapterParamTest : public ChapterTest, public ::testing::WithParamInterface<Param> {};
 
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 }  // namespace
 
 using Empty = ChapterTest;
@@ -192,9 +184,7 @@ TEST_F(HugeInput, MoreThan2To31Elements) {
   WORKBOOK_FAIL_ON(dense.problems, where(n) + ", every element random");
   EXPECT_TRUE(check.passes(dense.sum())) << where(n) << ", every element random: the sum is " << check.describe(dense.sum());
   const ExactPlan plan = make_exact_plan(n, seed());
-  std::vector<std::pair<std::size_t, float>> marks;
-  for (std::size_t k = 0; k < plan.positions.size(); ++k) marks.emplace_back(plan.positions[k], plan.value(k));
-  input.upload_sparse(marks, stream());
+  input.upload_sparse(plan.marks(), stream());
   const TrialResult exact = trial.run(input);
   WORKBOOK_FAIL_ON(exact.problems, where(n));
   WORKBOOK_FAIL_ON(explain_exact(plan, exact), where(n));
@@ -254,12 +244,7 @@ TEST_F(Streams, TwoConcurrentCalls) {
   const std::size_t n = (1u << 22) + 3;
   const ExactCase a(n, 0, 101), b(n, 1, 202);
   Trial ta(n), tb(n);
-  ta.prepare(a.input);
-  tb.prepare(b.input);
-  const Outcome o = run_calls({ta.call(a.input, 0), tb.call(b.input, 1)});
-  const remote::CallResult* ra = o.results.size() == 2 ? &o.results[0] : nullptr;
-  const remote::CallResult* rb = o.results.size() == 2 ? &o.results[1] : nullptr;
-  const TrialResult oa = ta.check(a.input, ra, o), ob = tb.check(b.input, rb, o);
+  const auto [oa, ob] = run_together(ta, a.input, std::nullopt, tb, b.input, std::nullopt);
   WORKBOOK_FAIL_ON(oa.problems + ob.problems, where(n) + ", two streams");
   WORKBOOK_FAIL_ON(explain_exact_total(a.plan, oa.total), where(n) + ", first stream");
   WORKBOOK_FAIL_ON(explain_exact_total(b.plan, ob.total), where(n) + ", second stream");

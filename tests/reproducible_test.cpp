@@ -34,12 +34,6 @@
 namespace workbook::test {
 namespace {
 
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 float from_bits(std::uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
@@ -241,12 +235,7 @@ void two_streams_at_once() {
   input.upload(host, stream());
   Trial ta(n), tb(n);
   const Launch la{}, lb{1000, 128};
-  ta.prepare(input);
-  tb.prepare(input);
-  const Outcome o = run_calls({ta.call(input, 0, la), tb.call(input, 1, lb)});
-  const bool ran = o.results.size() == 2;
-  const TrialResult a = ta.check(input, ran ? &o.results[0] : nullptr, o);
-  const TrialResult b = tb.check(input, ran ? &o.results[1] : nullptr, o);
+  const auto [a, b] = run_together(ta, input, la, tb, input, lb);
   ASSERT_TRUE(a.problems.empty() && b.problems.empty()) << where("two streams", n, 1, lb) << ":\n" << a.problems << b.problems;
   EXPECT_EQ(bits_of(a.total), bits_of(expected)) << where("first of two streams", n, 1, la) << ": the sum is "
                                                  << show(a.total) << "; the correctly rounded sum is " << show(expected);

@@ -85,6 +85,15 @@ TrialResult Trial::run(const GuardedInput& input, std::optional<Launch> launch) 
   return check(input, o.results.empty() ? nullptr : &o.results[0], o);
 }
 
+std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& input_a, std::optional<Launch> launch_a,
+                                                 Trial& b, const GuardedInput& input_b, std::optional<Launch> launch_b) {
+  a.prepare(input_a);
+  b.prepare(input_b);
+  const Outcome o = run_calls({a.call(input_a, 0, launch_a), b.call(input_b, 1, launch_b)});
+  const bool ran = o.results.size() == 2;
+  return {a.check(input_a, ran ? &o.results[0] : nullptr, o), b.check(input_b, ran ? &o.results[1] : nullptr, o)};
+}
+
 void Trial::capture_sum(std::size_t count, double* dst) const {
   sum_partials_into(out_.data(), is_full() ? 1 : std::min(count, out_.capacity()), dst, stream());
 }

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chapter_env.hpp"
@@ -47,7 +49,19 @@ class Trial {
   std::uint64_t fingerprint_ = 0;
 };
 
+//! Two trials' calls handed over together, on streams 0 and 1 (so they may run at the same time),
+//! each checked: what a chapter's two concurrent calls did.
+std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& input_a, std::optional<Launch> launch_a,
+                                                 Trial& b, const GuardedInput& input_b, std::optional<Launch> launch_b);
+
 //! Where a failure happened: "[learner] n = 1000, input offset by 1 floats ..., seed 42".
 std::string where(std::size_t n, std::size_t offset = 0);
+
+//! A float's bits, for comparing results bit for bit.
+inline std::uint32_t bits_of(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 }  // namespace workbook::test

@@ -39,8 +39,14 @@ double ExactPlan::total() const { return static_cast<double>(total_units()) * un
 
 std::vector<float> ExactPlan::dense() const {
   std::vector<float> x(n, 0.0f);
-  for (std::size_t k = 0; k < positions.size(); ++k) x[positions[k]] = value(k);
+  for (const auto& [at, v] : marks()) x[at] = v;
   return x;
+}
+
+std::vector<std::pair<std::size_t, float>> ExactPlan::marks() const {
+  std::vector<std::pair<std::size_t, float>> m;
+  for (std::size_t k = 0; k < positions.size(); ++k) m.emplace_back(positions[k], value(k));
+  return m;
 }
 
 ExactPlan make_exact_plan(std::size_t n, std::uint64_t seed) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #if defined(__CUDACC__)
@@ -66,6 +67,8 @@ struct ExactPlan {
   //! 2^scale: a partial divided by it is a whole number of units.
   double unit() const;
   std::vector<float> dense() const;  // the whole input, for small n
+  //! The marked elements: (position, value), what a sparse upload writes over zeros.
+  std::vector<std::pair<std::size_t, float>> marks() const;
 };
 
 //! Marks element 0, element n-1, the elements on both sides of every block
