@@ -434,9 +434,7 @@ def plain_text(markdown):
 
 def text_index(pages):
     """text_index.js: (title, url, markdown) of every page, as the search page reads it."""
-    entries = []
-    for title, url, markdown in pages:
-        entries.append({"title": title, "url": url, "text": plain_text(markdown)})
+    entries = [{"title": title, "url": url, "text": plain_text(markdown)} for title, url, markdown in pages]
     return "window.WORKBOOK_TEXT = " + json.dumps(entries, ensure_ascii=False) + ";\n"
 
 

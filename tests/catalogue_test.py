@@ -86,31 +86,26 @@ if given:
         problems.append(f"tests/harness/workbook/block_pass.cuh and solutions/{answer}/kernel.cu: the block pass "
                         "between their '// ---- begin/end: the block pass' markers must be the same text")
 
-# What a stub gives is what its reference uses: both include the same harness headers, and each
-# of them is workbook/chapter.cuh or listed in the chapter's "given" (else the grader refuses it).
+# Each stub against its reference and its manifest entry:
+# - what a stub gives is what its reference uses: both include the same harness headers, and each
+#   of them is workbook/chapter.cuh or listed in the chapter's "given" (else the grader refuses it);
+# - each registers with the line the manifest's kind asks for.
 include = re.compile(r'^\s*#\s*include\s+"(workbook/[^"]+)"', re.M)
-for c in chapters:
-    stub, ref = src / "chapters" / c["slug"] / "kernel.cu", src / "solutions" / c["slug"] / "kernel.cu"
-    if not (stub.is_file() and ref.is_file()):
-        continue
-    gives = set(include.findall(stub.read_text(encoding="utf-8")))
-    uses = set(include.findall(ref.read_text(encoding="utf-8")))
-    if gives != uses:
-        problems.append(f"chapters/{c['slug']}/kernel.cu includes {sorted(gives)}, its reference {sorted(uses)}: "
-                        "the stub must give what the reference uses")
-    for header in sorted(gives - {"workbook/chapter.cuh"} - set(c.get("given", []))):
-        problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
-                        "list as given: the grader would refuse the stub")
-
-# The registration line of each stub and reference is the one the manifest's kind asks for.
 registration = re.compile(r"^WORKBOOK_(BLOCK_PASS|FULL_REDUCE|TUNED_REDUCE)\(", re.M)
 for c in chapters:
+    files = {tree: src / tree / c["slug"] / "kernel.cu" for tree in ("chapters", "solutions")}
+    texts = {tree: path.read_text(encoding="utf-8") for tree, path in files.items() if path.is_file()}
+    if len(texts) == 2:
+        gives, uses = (set(include.findall(texts[tree])) for tree in ("chapters", "solutions"))
+        if gives != uses:
+            problems.append(f"chapters/{c['slug']}/kernel.cu includes {sorted(gives)}, its reference {sorted(uses)}: "
+                            "the stub must give what the reference uses")
+        for header in sorted(gives - {"workbook/chapter.cuh"} - set(c.get("given", []))):
+            problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
+                            "list as given: the grader would refuse the stub")
     wanted = "BLOCK_PASS" if c["kind"] == "block_pass" else "TUNED_REDUCE" if c.get("tuned") else "FULL_REDUCE"
-    for tree in ("chapters", "solutions"):
-        path = src / tree / c["slug"] / "kernel.cu"
-        if not path.is_file():
-            continue
-        found = registration.findall(path.read_text(encoding="utf-8"))
+    for tree, text in texts.items():
+        found = registration.findall(text)
         if found != [wanted]:
             problems.append(f"{tree}/{c['slug']}/kernel.cu registers with {['WORKBOOK_' + f for f in found]}; its "
                             f"manifest entry (kind {c['kind']}{', tuned' if c.get('tuned') else ''}) asks for "
