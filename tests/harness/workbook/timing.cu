@@ -38,6 +38,24 @@ __global__ void streaming_read_kernel(const float4* in, std::size_t count, float
   if (acc == -1.0f) *sink = acc;
 }
 
+// One streaming read of `count` float4s by `grid` blocks of 256 threads, 4 or 8 loads in flight.
+void launch_streaming_read(int loads, unsigned grid, const float4* in, std::size_t count, float* sink,
+                           cudaStream_t stream) {
+  if (loads == 4) streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink);
+  else streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink);
+}
+
+// The grids the ceiling tries: blocks per SM.
+constexpr int kCeilingBlocksPerSm[] = {4, 8, 16, 32};
+constexpr int kCeilingLoads[] = {4, 8};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+}
+
 }  // namespace
 
 EventPair::EventPair() {
@@ -61,13 +79,7 @@ double EventPair::time_ms(const std::function<void()>& work, cudaStream_t stream
   return ms;
 }
 
-double Timing::median_ms() const {
-  std::vector<double> s = samples_ms;
-  if (s.empty()) return 0.0;
-  std::sort(s.begin(), s.end());
-  const std::size_t mid = s.size() / 2;
-  return s.size() % 2 ? s[mid] : 0.5 * (s[mid - 1] + s[mid]);
-}
+double Timing::median_ms() const { return median(samples_ms); }
 
 double Timing::gbps(std::size_t bytes) const {
   const double ms = median_ms();
@@ -91,30 +103,15 @@ double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream
   DeviceBuffer<float> sink(1);
   const DeviceInfo info = device_info();
   double best = 0;
-  for (int blocks_per_sm : {4, 8, 16, 32}) {
+  for (int blocks_per_sm : kCeilingBlocksPerSm) {
     const unsigned grid = static_cast<unsigned>(blocks_per_sm * info.multiprocessors);
-    const auto run4 = [&] {
-      streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink.data());
-    };
-    const auto run8 = [&] {
-      streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink.data());
-    };
-    best = std::max(best, time_on_stream(run4, stream, 2, 20).gbps(bytes));
-    best = std::max(best, time_on_stream(run8, stream, 2, 20).gbps(bytes));
+    for (int loads : kCeilingLoads) {
+      const auto run = [&] { launch_streaming_read(loads, grid, in, count, sink.data(), stream); };
+      best = std::max(best, time_on_stream(run, stream, 2, 20).gbps(bytes));
+    }
   }
   return best;
 }
-
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
-}
-
-}  // namespace
 
 double BatchTimes::per_call_s() const {
   const double m = median(many), s = median(one);
@@ -143,15 +140,13 @@ Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::siz
   DeviceBuffer<float> sink(1);
   const DeviceInfo info = device_info();
   Ceiling best;
-  for (int blocks_per_sm : {4, 8, 16, 32}) {
+  for (int blocks_per_sm : kCeilingBlocksPerSm) {
     const unsigned grid = static_cast<unsigned>(blocks_per_sm * info.multiprocessors);
-    for (int loads : {4, 8}) {
+    for (int loads : kCeilingLoads) {
       auto batch = [&](std::size_t calls) {
         const auto start = std::chrono::steady_clock::now();
         for (std::size_t b = 0; b < calls; ++b) {
-          const auto* in = reinterpret_cast<const float4*>(inputs[b]);
-          if (loads == 4) streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink.data());
-          else streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink.data());
+          launch_streaming_read(loads, grid, reinterpret_cast<const float4*>(inputs[b]), count, sink.data(), stream);
         }
         WORKBOOK_CUDA_CHECK(cudaGetLastError());
         WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
