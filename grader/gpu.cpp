@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include <cuda_runtime.h>
 #include <sstream>
@@ -186,6 +187,17 @@ struct Alone {
   ~Alone() { g.unlock(); }
 };
 
+// A process's row in the timeline, from when the GPU was granted to the end of the scope.
+struct Entry {
+  Timeline& timeline;
+  std::string submission, chapter, what;
+  int gpu;
+  Timeline::Clock::time_point asked, started = Timeline::Clock::now();
+  Entry(Timeline& t, std::string s, std::string c, std::string w, int g, Timeline::Clock::time_point a)
+      : timeline(t), submission(std::move(s)), chapter(std::move(c)), what(std::move(w)), gpu(g), asked(a) {}
+  ~Entry() { timeline.add(submission, chapter, what, gpu, asked, started); }
+};
+
 }  // namespace
 
 std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
@@ -228,9 +240,16 @@ std::string architectures(const std::vector<Gpu>& gpus) {
   return list;
 }
 
+bool TimingGate::draining() const {
+  if (waiting_ == 0) return false;
+  return serving_ || waiting_ >= batch_ || shared_ == 0 ||
+         std::chrono::steady_clock::now() - first_wait_ > std::chrono::duration<double>(patience_s_);
+}
+
 void TimingGate::lock_shared() {
   std::unique_lock<std::mutex> l(m_);
-  cv_.wait(l, [&] { return !exclusive_ && waiting_ == 0; });
+  // Timed out every 200 ms: the patience of a waiting timed run can run out while nothing changes.
+  while (exclusive_ || draining()) cv_.wait_for(l, std::chrono::milliseconds(200));
   ++shared_;
 }
 void TimingGate::unlock_shared() {
@@ -240,14 +259,18 @@ void TimingGate::unlock_shared() {
 }
 void TimingGate::lock() {
   std::unique_lock<std::mutex> l(m_);
-  ++waiting_;
-  cv_.wait(l, [&] { return !exclusive_ && shared_ == 0; });
+  if (waiting_++ == 0) first_wait_ = std::chrono::steady_clock::now();
+  cv_.notify_all();  // a batch may be complete now
+  while (exclusive_ || shared_ != 0 || !draining()) cv_.wait_for(l, std::chrono::milliseconds(200));
   --waiting_;
   exclusive_ = true;
+  serving_ = waiting_ > 0;  // the rest of the batch goes before any shared work
 }
 void TimingGate::unlock() {
   std::lock_guard<std::mutex> l(m_);
   exclusive_ = false;
+  if (waiting_ == 0) serving_ = false;
+  if (waiting_ > 0) first_wait_ = std::chrono::steady_clock::now();
   cv_.notify_all();
 }
 
@@ -280,6 +303,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     if (!unmet(*spec).empty()) continue;  // the chapter is skipped on this GPU
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
+    Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
     const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
                                               gtest_filter(session_.alone_tests(spec->slug))),
                                 log, session_.limit(*spec), env(), kSilenceLimit);
@@ -299,7 +323,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   return true;
 }
 
-void GpuTester::test_chapter(const std::string& runner, const std::string& log_dir,
+void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
                              const std::string& slot_dir, ChapterResult& r) {
   if (const std::string feature = unmet(*r.spec); !feature.empty()) {
     r.status = fmt::format("{}{}", st::kSkippedNeeds, feature);
@@ -314,19 +338,22 @@ void GpuTester::test_chapter(const std::string& runner, const std::string& log_d
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  run_shared(runner, log_dir, r);
-  if (r.status.empty() && r.correct()) run_alone(runner, log_dir, r);
-  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(runner, log_dir, slot_dir, r);
+  run_shared(submission, runner, log_dir, r);
+  if (r.status.empty() && r.correct()) run_alone(submission, runner, log_dir, r);
+  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void GpuTester::run_shared(const std::string& runner, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_shared(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                           ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
   TestRun t;
   {
+    const auto asked = Timeline::Clock::now();
     Shared shared(gate_);
+    Entry entry(session_.timeline(), submission, spec.slug, "tests", gpu_.index, asked);
     t = run_tests(judge_command(spec, "learner", runner, "-" + gtest_filter(session_.alone_tests(spec.slug))), log,
                   session_.limit(spec), env(), kSilenceLimit);
   }
@@ -334,12 +361,15 @@ void GpuTester::run_shared(const std::string& runner, const std::string& log_dir
   ran_to_the_end(t, session_.shared_tests(spec.slug), session_.limit(spec), log, r);
 }
 
-void GpuTester::run_alone(const std::string& runner, const std::string& log_dir, ChapterResult& r) {
+void GpuTester::run_alone(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                          ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".alone.log")).string();
   TestRun t;
   {
+    const auto asked = Timeline::Clock::now();
     Alone alone(gate_);
+    Entry entry(session_.timeline(), submission, spec.slug, "alone", gpu_.index, asked);
     t = run_tests(judge_command(spec, "learner", runner, gtest_filter(session_.alone_tests(spec.slug))), log,
                   session_.limit(spec), env(), kSilenceLimit);
   }
@@ -349,22 +379,34 @@ void GpuTester::run_alone(const std::string& runner, const std::string& log_dir,
 
 // Runs the sanitized tests under each compute-sanitizer tool; a finding
 // fails the chapter's correctness, with the tool's first lines as the reason.
-void GpuTester::sanitize(const std::string& runner, const std::string& log_dir, const std::string& slot_dir,
-                         ChapterResult& r) {
+void GpuTester::sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                         const std::string& slot_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string sanitizer = find_tool("compute-sanitizer");
   if (sanitizer.empty()) return;
-  for (std::string_view tool_view : names::kSanitizerTools) {
-    const std::string tool(tool_view);
-    const std::string log = (fs::path(log_dir) / (spec.slug + "." + tool + ".log")).string();
-    TestRun t;
-    {
+  // The three tools at once: each run is mostly the tool's own start-up on the CPU (about 3 of its
+  // 4 s on the H200, 2026-12-02), so running them side by side shortens a chapter without
+  // taking anything from the tests.
+  std::vector<TestRun> runs(names::kSanitizerTools.size());
+  std::vector<std::thread> tools;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    tools.emplace_back([&, k] {
+      const std::string tool(names::kSanitizerTools[k]);
+      const std::string log = (fs::path(log_dir) / (spec.slug + "." + tool + ".log")).string();
+      const auto asked = Timeline::Clock::now();
       Shared shared(gate_);
-      t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
-                                  {sanitizer, "--tool", tool, "--error-exitcode",
-                                   std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
-                    log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
-    }
+      Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
+      runs[k] = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
+                                        {sanitizer, "--tool", tool, "--error-exitcode",
+                                         std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
+                          log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
+    });
+  }
+  for (std::thread& t : tools) t.join();
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::string tool(names::kSanitizerTools[k]);
+    const std::string log = (fs::path(log_dir) / (spec.slug + "." + tool + ".log")).string();
+    const TestRun& t = runs[k];
     if (t.process.interrupted) return interrupt(r);
     ++r.tests_total;  // each tool's run counts as one more correctness test
     std::string what;

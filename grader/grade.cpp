@@ -181,6 +181,12 @@ class Run {
       }
       fmt::print("\n");
       pipeline(session, todo, slots);
+      if (!opt_.timeline.empty()) {
+        if (const std::string why = session.timeline().write(opt_.timeline); !why.empty()) {
+          fmt::print(stderr, "grader: {}\n", why);
+          write_failed_ = true;
+        }
+      }
     }
     if (class_mode && opt_.shards == 1 && !interrupted()) {
       merge_failed = merge_class(opt_.out_dir, manifest_, opt_.ids_file, chosen_slugs()) != 0;
@@ -264,7 +270,7 @@ class Run {
     start_ = Clock::now();
     pending_ = todo.size();
     std::vector<std::unique_ptr<GpuTester>> testers;
-    for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g));
+    for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g, jobs_per_gpu()));
     std::vector<std::thread> workers;
     for (auto& tester : testers) {
       workers.emplace_back([this, &session, &ready, &slots, t = tester.get()] { gpu_worker(session, *t, ready, slots); });
@@ -313,7 +319,11 @@ class Run {
     for (auto& job : jobs) {
       if (locate(*job)) batch.push_back({job->slot, job->run.chapters_dir, job->log_dir, &job->run.chapters});
     }
-    if (!batch.empty()) compile_submissions(session, batch);
+    if (!batch.empty()) {
+      const auto start = Timeline::Clock::now();
+      compile_submissions(session, batch);
+      for (auto& job : jobs) session.timeline().add(job->run.id, "", "build", -1, start, start);
+    }
     std::error_code ec;
     for (auto& job : jobs) {
       if (job->submission.archive) fs::remove_all(unpacked_dir(job->slot), ec);
@@ -391,7 +401,7 @@ class Run {
     };
     tasks.test = [&](InFlight& s, std::size_t chapter) {
       ChapterResult& r = s.run.chapters[chapter];
-      tester.test_chapter(session.slot_runner(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
+      tester.test_chapter(s.run.id, session.slot_runner(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
       if (opt_.submissions_dir.empty()) {
         std::lock_guard<std::mutex> p(print_);
         fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);

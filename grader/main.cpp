@@ -209,6 +209,8 @@ int run_grader(int argc, char** argv) {
       "write the class reports of this output folder (after the shards of a Slurm array), grading nothing");
   app.add_option("--ids", opt.ids_file, "a CSV 'submission,student' naming each submission's student in the gradebook");
   app.add_option("--gpus", gpus, "the GPUs to use, e.g. 0,1 (default: every visible GPU, one worker each)");
+  app.add_option("--timeline", opt.timeline, "write a CSV of every test process and build of the run: when it "
+                 "asked for the GPU, started and ended (where the time goes)");
   app.add_option("--jobs-per-gpu", opt.jobs_per_gpu,
                  "test processes at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
                  "timed run is always alone")
@@ -300,6 +302,7 @@ int run_grader(int argc, char** argv) {
       opt.paths.prairielearn = output_path("--prairielearn", opt.paths.prairielearn);
       opt.paths.junit = output_path("--junit", opt.paths.junit);
     }
+    opt.timeline = output_path("--timeline", opt.timeline);
     if (!opt.build_dir.empty()) opt.build_dir = fs::absolute(opt.build_dir).lexically_normal().string();
     if (!seed.empty()) {
       opt.seed = parse_seed(seed);

@@ -35,6 +35,7 @@ struct Options {
   int timeout_s = 0;                // 0: each chapter's own limit from the manifest
   bool sanitize = true;
   bool device_debug = false;        // the grading build compiles learners' files with -G
+  std::string timeline;             // --timeline: a CSV of every process of the run
 };
 
 }  // namespace grader

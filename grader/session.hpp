@@ -10,6 +10,7 @@
 #include "build.hpp"
 #include "options.hpp"
 #include "static_checks.hpp"
+#include "timeline.hpp"
 #include "workbook/manifest.hpp"
 
 namespace grader {
@@ -56,6 +57,8 @@ class Session {
 
   const std::vector<const workbook::ChapterSpec*>& chosen() const { return chosen_; }
   const Options& options() const { return opt_; }
+  //! Every process of the run, with its waits (--timeline).
+  Timeline& timeline() { return timeline_; }
   int limit(const workbook::ChapterSpec& spec) const;
 
  private:
@@ -68,6 +71,7 @@ class Session {
   Build build_;
   int lock_fd_ = -1;
   Toolchain tools_;
+  Timeline timeline_;
   Rules rules_;
   struct TestLists {
     std::vector<std::string> shared, alone, sanitized;

@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <fstream>
+#include <future>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -363,7 +364,9 @@ TEST(Gpu, EverySubmissionIsFinishedAndGivesItsSlotBack) {
 }
 
 TEST(Gpu, ATimedRunHasTheGpuToItself) {
-  TimingGate gate;
+  for (int batch : {1, 4}) {
+  SCOPED_TRACE("timed runs in batches of " + std::to_string(batch));
+  TimingGate gate(batch, 0.05);
   std::atomic<int> inside{0}, worst{0};
   std::atomic<bool> timed_alone{true};
   std::vector<std::thread> threads;
@@ -389,6 +392,43 @@ TEST(Gpu, ATimedRunHasTheGpuToItself) {
   for (std::thread& t : threads) t.join();
   EXPECT_TRUE(timed_alone.load());
   EXPECT_GT(worst.load(), 1) << "test processes share the GPU";
+  }
+}
+
+TEST(Gpu, TimedRunsWaitForABatchButNotForever) {
+  // A batch of four, patience 0.3 s. One timed run waits behind a running test process: more
+  // shared work may start meanwhile, until its patience is spent; then shared work waits, and
+  // the timed run goes as soon as the GPU is free.
+  TimingGate gate(4, 0.3);
+  gate.lock_shared();  // a test process is running
+  std::atomic<bool> timed_done{false};
+  std::thread timed([&] {
+    gate.lock();
+    timed_done = true;
+    gate.unlock();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto more = std::async(std::launch::async, [&] {
+    gate.lock_shared();
+    gate.unlock_shared();
+  });
+  EXPECT_EQ(more.wait_for(std::chrono::seconds(2)), std::future_status::ready)
+      << "shared work stopped for a single timed run before its patience was spent";
+  EXPECT_FALSE(timed_done.load()) << "a timed run took the GPU while a test process ran";
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::atomic<bool> later_ran{false};
+  auto later = std::async(std::launch::async, [&] {
+    gate.lock_shared();
+    later_ran = !timed_done.load() ? false : true;
+    gate.unlock_shared();
+  });
+  EXPECT_EQ(later.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "new shared work started although a timed run had waited past its patience";
+  gate.unlock_shared();
+  timed.join();
+  later.get();
+  EXPECT_TRUE(timed_done.load());
+  EXPECT_TRUE(later_ran.load()) << "the waiting test process went before the timed run";
 }
 
 TEST(Processes, ATimeLimitEndsTheWholeGroup) {
