@@ -7,6 +7,7 @@
 // the descriptor it inherited (workbook/channel.hpp), and ends with a clear message when the
 // chapter's code breaks the CUDA context, dies or hangs (later tests could only fail confusingly).
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -240,6 +241,11 @@ void register_reproducible_tests();  // reproducible_test.cpp
 }  // namespace workbook::test
 
 int main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  // Where a judge's time goes, in its log: the grader's timeline holds only the whole process.
+  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
   using namespace workbook;
   using namespace workbook::test;
   // No process of the same user may read this one's memory (the seed, the expected sums).
@@ -327,13 +333,18 @@ int main(int argc, char** argv) {
   }
   fmt::print("chapter {} ({}), testing the {} implementation {}, seed {} (set WORKBOOK_SEED={} to repeat)\n", chapter,
              g_spec->version, g_subject, where, g_seed, g_seed);
+  fmt::print("[timing] ready to test after {:.0f} ms (the device, the chapter's process)\n", ms_since(started));
+  const auto tests_started = std::chrono::steady_clock::now();
   std::fflush(stdout);
   auto* reporter = new Reporter;
   ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
   const int rc = RUN_ALL_TESTS();
   nlohmann::json end = {{"event", channel::Event::end}, {"ran", reporter->ran()}};
+  fmt::print("[timing] the tests took {:.0f} ms\n", ms_since(tests_started));
   if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
+    const auto finishing = std::chrono::steady_clock::now();
     const int code = remote->finish();
+    fmt::print("[timing] the chapter's process ended {:.0f} ms after the tests\n", ms_since(finishing));
     end["runner_exit"] = code;
     end["output_bytes"] = remote->output_bytes();
     end["output_kept"] = remote->output_kept();
