@@ -1,7 +1,7 @@
 // The ladder benchmark: every reference chapter, the streaming-read ceiling
 // and cub::DeviceReduce::Sum, measured in one process on the same data.
 //
-//   workbook_bench [results-dir]     writes ladder.csv, sweep.csv, bits.csv and device.json there
+//   workbook_bench [results-dir]     writes ladder.csv, sweep.csv, floor.csv, bits.csv and device.json there
 //
 // The ladder (block passes V0-V7 at n = 2^27, and beside them the whole reductions that are
 // judged against the ceiling there: CUB, chapter 15 and CUB's reproducible gpu_to_gpu mode):
@@ -11,11 +11,19 @@
 // The sweep (whole reductions 08-15 and CUB, n = 2^10 .. 2^30): microseconds
 // per call, timed back to back: 20 calls between one pair of events, divided
 // by 20, median of 15 such timings (a single call between its own events
-// would add the events' own cost, which dominates below 2^22).
+// would add the events' own cost, which dominates below 2^22). CUB as its users call it: `cub`
+// with an int item count (below 2^31, as every size here), `cub_size_t` with a 64-bit count
+// (another code path, slower at small n). `*_graph`: the same 20 calls captured once in a CUDA
+// graph and launched as one.
+// The floor (floor.csv), in the same run and timed the same way: an empty kernel launched back to
+// back (<<<1, 32>>> and a grid of two blocks per SM), a 4-byte memset plus the empty kernel, and
+// the empty kernel in a graph; sweep.csv gives every call as a multiple of the empty
+// <<<1, 32>>> launch (x_empty).
 // The bits (chapter 15's lesson): every whole reduction and CUB on one input, 2^20 + 12345
 // floats, the result's bits beside the correctly rounded sum.
 // CUB's gpu_to_gpu mode is in all three when the build was given CCCL 3.1+ headers
 // (WORKBOOK_CCCL_INCLUDE, tests/fetch_cccl.sh): CUDA 13.0's own CCCL 3.0 does not have it.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -52,7 +60,9 @@ using namespace workbook;
 // The whole reduction timed in the ladder beside CUB: chapter 15's target is a fraction of the
 // streaming-read ceiling at 2^27. And the name of CUB's reproducible mode in the results.
 constexpr const char* kReproducible = "15_reproducible";
+#if WORKBOOK_CUB_GPU_TO_GPU
 constexpr const char* kCubGpuToGpu = "cub_gpu_to_gpu";
+#endif
 
 struct Row {
   std::string chapter, version, title;
@@ -70,6 +80,26 @@ std::string driver_version() {
   std::string v = got ? buf : "";
   while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
   return v.empty() ? "unknown" : v;
+}
+
+__global__ void empty_kernel() {}
+
+// Captures `calls` enqueues of `call` on `stream` into an executable graph (null, having said
+// why, when the calls cannot be captured).
+cudaGraphExec_t capture(const std::function<void()>& call, int calls, cudaStream_t stream, const std::string& name) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return nullptr;
+  for (int k = 0; k < calls; ++k) call();
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  if (ended != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+    fmt::print(stderr, "{}: cannot be captured in a CUDA graph ({}); no graph row\n", name,
+               cudaGetErrorString(cudaGetLastError()));
+    if (graph) cudaGraphDestroy(graph);
+    return nullptr;
+  }
+  cudaGraphDestroy(graph);
+  return exec;
 }
 
 }  // namespace
@@ -129,7 +159,12 @@ int main(int argc, char** argv) {
     if (!check.passes(got)) fmt::print(stderr, "{}: wrong sum, {}\n", chapter, check.describe(got));
     rows.push_back({chapter, version, title, n, time_on_stream(sum, stream).gbps(bytes)});
   };
-  whole("cub", "CUB", "cub::DeviceReduce::Sum (whole reduction)", [&] {
+  static_assert(kTimedElements < (std::size_t(1) << 31), "CUB's int item count holds the ladder's n");
+  whole("cub", "CUB", "cub::DeviceReduce::Sum, int item count (whole reduction)", [&] {
+    WORKBOOK_CUDA_CHECK(
+        cub::DeviceReduce::Sum(temp.data(), temp_bytes, input.data(), total.data(), static_cast<int>(n), stream));
+  });
+  whole("cub_size_t", "CUB", "cub::DeviceReduce::Sum, 64-bit item count (whole reduction)", [&] {
     WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, input.data(), total.data(), n, stream));
   });
   std::unique_ptr<DeviceBuffer<unsigned char>> reproducible_ws;
@@ -189,7 +224,17 @@ int main(int argc, char** argv) {
   std::size_t big_temp_bytes = 0;
   WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, big_temp_bytes, big_input.data(), total.data(), big, stream));
   DeviceBuffer<unsigned char> big_temp(big_temp_bytes);
+  // As CUB's users call it: an int count where n fits (every n of the sweep), and the 64-bit path.
   strategies.push_back({"cub", [&](std::size_t m) {
+    std::size_t bytes_needed = big_temp_bytes;
+    if (m < (std::size_t(1) << 31)) {
+      WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(),
+                                                 static_cast<int>(m), stream));
+    } else {
+      WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
+    }
+  }});
+  strategies.push_back({"cub_size_t", [&](std::size_t m) {
     std::size_t bytes_needed = big_temp_bytes;
     WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
   }});
@@ -216,10 +261,49 @@ int main(int argc, char** argv) {
     }
     line("exact", exact_bits_sum);
   }
+  // The floor: what a launch costs with nothing to do, timed as the sweep's calls are.
+  constexpr int kBackToBackFloor = kBackToBack;
+  const auto per_call_us = [&](const std::function<void()>& call) {
+    const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBackFloor; ++k) call(); }, stream, 2, 15);
+    return 1000.0 * t.median_ms() / kBackToBackFloor;
+  };
+  const auto graph_us = [&](cudaGraphExec_t exec) {  // one graph of kBackToBack calls
+    const Timing t = time_on_stream([&] { WORKBOOK_CUDA_CHECK(cudaGraphLaunch(exec, stream)); }, stream, 2, 15);
+    return 1000.0 * t.median_ms() / kBackToBack;
+  };
+  const unsigned full_grid = 2 * static_cast<unsigned>(info.multiprocessors);
+  std::vector<std::pair<std::string, double>> floor_rows;
+  floor_rows.emplace_back("empty_1x32", per_call_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); }));
+  floor_rows.emplace_back("empty_grid", per_call_us([&] { empty_kernel<<<full_grid, 256, 0, stream>>>(); }));
+  floor_rows.emplace_back("memset_empty", per_call_us([&] {
+    WORKBOOK_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(float), stream));
+    empty_kernel<<<1, 32, 0, stream>>>();
+  }));
+  if (cudaGraphExec_t g = capture([&] { empty_kernel<<<1, 32, 0, stream>>>(); }, kBackToBack, stream, "empty")) {
+    floor_rows.emplace_back("empty_1x32_graph", graph_us(g));
+    cudaGraphExecDestroy(g);
+  }
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  const double empty_us = floor_rows.front().second;
+  {
+    std::ofstream floor(out_dir + "/floor.csv");
+    floor << "what,us_per_call\n";
+    fmt::print("\nthe floor, microseconds per call (back to back)\n");
+    for (const auto& [what, us] : floor_rows) {
+      floor << fmt::format("{},{:.3f}\n", what, us);
+      fmt::print("  {:<18} {:>8.2f}\n", what, us);
+    }
+  }
+  // The strategies also timed as a graph of the 20 calls: the single-launch chapters and CUB.
+  const std::vector<std::string> graphed = {"11_last_block", "13_clusters", "14_pdl", "cub"};
+
   std::ofstream sweep(out_dir + "/sweep.csv");
-  sweep << "strategy,n,us_per_call,gbps\n";
+  sweep << "strategy,n,us_per_call,gbps,x_empty\n";
   fmt::print("\nwhole reductions, microseconds per call (back to back)\n{:>12}", "n");
   for (const Strategy& st : strategies) fmt::print(" {:>15}", st.name);
+  for (const Strategy& st : strategies) {
+    if (std::count(graphed.begin(), graphed.end(), st.name)) fmt::print(" {:>15}", st.name + "_graph");
+  }
   fmt::print("\n");
   for (const auto& size : sizes) {
     const std::size_t m = size.first;
@@ -234,11 +318,29 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", st.name, m, check.describe(got));
         return 1;
       }
-      const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBack; ++k) st.call(m); }, stream, 2, 15);
-      const double us = 1000.0 * t.median_ms() / kBackToBack;
-      const double gbps = m * sizeof(float) / (us * 1e3);
+      const double us = per_call_us([&] { st.call(m); });
       fmt::print(" {:>15.2f}", us);
-      sweep << fmt::format("{},{},{:.3f},{:.1f}\n", st.name, m, us, gbps);
+      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", st.name, m, us, m * sizeof(float) / (us * 1e3),
+                           us / empty_us);
+    }
+    for (const Strategy& st : strategies) {
+      if (!std::count(graphed.begin(), graphed.end(), st.name)) continue;
+      const std::string name = st.name + "_graph";
+      cudaGraphExec_t g = capture([&] { st.call(m); }, kBackToBack, stream, name);
+      if (!g) continue;
+      WORKBOOK_CUDA_CHECK(cudaGraphLaunch(g, stream));
+      float got = 0;
+      WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
+      WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (!check.passes(got)) {
+        fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", name, m, check.describe(got));
+        return 1;
+      }
+      const double us = graph_us(g);
+      cudaGraphExecDestroy(g);
+      fmt::print(" {:>15.2f}", us);
+      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", name, m, us, m * sizeof(float) / (us * 1e3),
+                           us / empty_us);
     }
     fmt::print("\n");
   }
