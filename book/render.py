@@ -43,20 +43,39 @@ WRITTEN = re.compile(r"<!--@@([^@\s]+)@@-->(.*?)" + re.escape(END) + r"|(?<!<!--
 BLOCK_TOKENS = ("ncu-table:", "lessons")
 
 
+def run_of(folder):
+    """One run's ladder and sweep. Runs before CUB was timed with an int item count (no
+    `cub_size_t` rows) timed it with a 64-bit count only: there `cub` is named `cub_size_t`, so
+    that `cub` is always CUB as its users call it."""
+    ladder = {r["chapter"]: r for r in csv.DictReader(open(folder / "ladder.csv"))}
+    sweep = list(csv.DictReader(open(folder / "sweep.csv")))
+    if not any(r["strategy"] == "cub_size_t" for r in sweep):
+        for r in sweep:
+            if r["strategy"] == "cub":
+                r["strategy"] = "cub_size_t"
+        if "cub" in ladder and "cub_size_t" not in ladder:
+            ladder["cub_size_t"] = dict(ladder.pop("cub"), chapter="cub_size_t")
+    return ladder, sweep
+
+
 def load(results):
-    ladder = {r["chapter"]: r for r in csv.DictReader(open(results / "ladder.csv"))}
-    sweep = list(csv.DictReader(open(results / "sweep.csv")))
+    ladder, sweep = run_of(results)
     seed = list(csv.DictReader(open(results / "seed-kernels.csv")))
     device = json.load(open(results / "device.json"))
     return ladder, sweep, seed, device
+
+
+def load_floor(results):
+    """floor.csv: an empty launch's microseconds per call, back to back ({} before it was measured)."""
+    path = results / "floor.csv"
+    return {r["what"]: float(r["us_per_call"]) for r in csv.DictReader(open(path))} if path.exists() else {}
 
 
 def load_runs(results, ladder, sweep):
     """The committed run first, then the repeats (results/repeats/*/): what varies run to run."""
     runs = [(ladder, sweep)]
     for d in sorted(p for p in (results / "repeats").glob("*") if p.is_dir()):
-        runs.append(({r["chapter"]: r for r in csv.DictReader(open(d / "ladder.csv"))},
-                     list(csv.DictReader(open(d / "sweep.csv")))))
+        runs.append(run_of(d))
     return runs
 
 
@@ -131,6 +150,12 @@ NCU_ROWS = {
                   "achieved occupancy (active warps, % of max)", lambda v: f"{v:.1f}\u00a0%"),
     "grid": ("launch__grid_size", "blocks in the grid", lambda v: f"{v:,.0f}"),
     "regs": ("launch__registers_per_thread", "registers per thread", lambda v: f"{v:.0f}"),
+    "cluster_size": ("launch__cluster_size", "blocks per cluster (1: no clusters)", lambda v: f"{v:.0f}"),
+    "clusters_fit": ("launch__cluster_max_active", "clusters that fit at once", lambda v: f"{v:.0f}"),
+    "cluster_occ": ("launch__occupancy_cluster_pct", "cluster occupancy", lambda v: f"{v:.1f}\u00a0%"),
+    "dshared_st": ("smsp__sass_inst_executed_op_dshared_st.sum", "distributed shared memory stores", _count),
+    "global_st": ("smsp__sass_inst_executed_op_global_st.sum", "global store instructions", _count),
+    "global_atom": ("smsp__sass_inst_executed_op_global_atom.sum", "global atomic instructions", _count),
 }
 
 
@@ -191,20 +216,34 @@ def token_values(ladder, sweep, seed, device, ncu, runs, seed_run, bits=()):
     # Time ratios between strategies (a/b: above 1 means b is faster), and how much slower a is
     # than b in percent, from the committed run; "range:" forms span every run.
     per_run = [sweep_us(s) for _, s in runs]  # per_run[0] is the committed run
-    strategies = list(dict.fromkeys(r["strategy"] for r in sweep))
+    # Every strategy of any run: a range may span earlier runs only (a chapter's previous version).
+    strategies = list(dict.fromkeys(k[0] for u in per_run for k in u))
     ns = list(dict.fromkeys(r["n"] for r in sweep))
     for a in strategies:
         for b in strategies:
             for n in ns:
                 ratios = [u[(a, n)] / u[(b, n)] for u in per_run if (a, n) in u and (b, n) in u]
-                values[f"ratio:{a}/{b}:{n}"] = f"{ratios[0]:.2f}"
-                values[f"slower-pct:{a}/{b}:{n}"] = f"{100 * (ratios[0] - 1):.1f}"
-                values[f"range:ratio:{a}/{b}:{n}"] = span(ratios, lambda v: f"{v:.2f}")
-                values[f"range:slower-pct:{a}/{b}:{n}"] = span([100 * (r - 1) for r in ratios],
-                                                               lambda v: f"{v:.1f}")
-            # a's extra microseconds over b, over every n of the committed run
-            values[f"range:diff:{a}/{b}"] = span([per_run[0][(a, n)] - per_run[0][(b, n)] for n in ns],
-                                                 lambda v: f"{v:.1f}")
+                if (a, n) in per_run[0] and (b, n) in per_run[0]:
+                    values[f"ratio:{a}/{b}:{n}"] = f"{ratios[0]:.2f}"
+                    values[f"slower-pct:{a}/{b}:{n}"] = f"{100 * (ratios[0] - 1):.1f}"
+                if ratios:
+                    values[f"range:ratio:{a}/{b}:{n}"] = span(ratios, lambda v: f"{v:.2f}")
+                    values[f"range:slower-pct:{a}/{b}:{n}"] = span([100 * (r - 1) for r in ratios],
+                                                                   lambda v: f"{v:.1f}")
+            # a's extra microseconds over b, over every n of the committed run, and over the sizes
+            # from n1 to n2 (range:diff:a/b:n1-n2)
+            if ns and all((a, n) in per_run[0] and (b, n) in per_run[0] for n in ns):
+                values[f"range:diff:{a}/{b}"] = span([per_run[0][(a, n)] - per_run[0][(b, n)] for n in ns],
+                                                     lambda v: f"{v:.1f}")
+            for i, n1 in enumerate(ns):
+                for n2 in ns[i + 1:]:
+                    within = [n for n in ns if int(n1) <= int(n) <= int(n2)]
+                    if all((a, n) in per_run[0] and (b, n) in per_run[0] for n in within):
+                        values[f"range:diff:{a}/{b}:{n1}-{n2}"] = span(
+                            [per_run[0][(a, n)] - per_run[0][(b, n)] for n in within], lambda v: f"{v:.1f}")
+            # how many runs timed both: "1 run", "8 runs" (what a range:ratio:a/b spans)
+            both = sum(1 for u in per_run if any(k[0] == a for k in u) and any(k[0] == b for k in u))
+            values[f"runs-text:{a}/{b}"] = f"{both} run" + ("" if both == 1 else "s")
     for chapter in ladder:
         runs_of = [l[chapter] for l, _ in runs if chapter in l]
         values[f"range:ladder:{chapter}:gbps"] = span([float(r["gbps"]) for r in runs_of],
@@ -468,6 +507,28 @@ class Book:
                                    bits)
         run_dates = {self.device["date"]} | {json.load(open(d))["date"] for d in results.glob("repeats/*/device.json")}
         self.values["run-dates"] = " and ".join(sorted(run_dates))
+        # A strategy the committed run did not time (CUB's gpu_to_gpu mode needs CCCL headers the
+        # run may not have had): its figures from the newest earlier run that has it, and that
+        # run's date (@@run-date:<strategy>@@), which the lesson must give beside them.
+        for d in sorted((p for p in (results / "repeats").glob("*") if p.is_dir()),
+                        key=lambda p: int(p.name) if p.name.isdigit() else 0, reverse=True):
+            ladder, sweep = run_of(d)
+            bits_file = d / "bits.csv"
+            bits = list(csv.DictReader(open(bits_file))) if bits_file.exists() else []
+            names = ({c for c in ladder if c not in self.ladder} |
+                     {r["strategy"] for r in sweep if not any(x["strategy"] == r["strategy"] for x in self.sweep)})
+            earlier = token_values(ladder, [r for r in sweep if r["strategy"] in names], self.seed, self.device,
+                                   self.ncu, [(ladder, sweep)], seed_run, [b for b in bits if b["strategy"] in names])
+            date = json.load(open(d / "device.json"))["date"]
+            for name in names:
+                self.values.setdefault(f"run-date:{name}", date)
+                for key, value in earlier.items():
+                    if ((key.startswith((f"ladder:{name}:", f"sweep:{name}:")) or key in (f"bits:{name}", f"bits-value:{name}"))
+                            and key not in self.values):
+                        self.values[key] = value
+        # The floor (an empty launch, back to back) of the committed run: @@floor:<what>:us@@.
+        for what, us in load_floor(results).items():
+            self.values[f"floor:{what}:us"] = f"{us:.2f}"
         self.lessons = [c for c in self.manifest["chapters"]
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]
         # The main page's list of lessons (@@lessons@@), in chapter order.

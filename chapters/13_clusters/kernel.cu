@@ -53,12 +53,6 @@ __global__ void __launch_bounds__(threads_per_block)
                     std::size_t body_vectors, std::size_t tail_begin, float* partials,
                     unsigned* counter, float* out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Given: chapter 14's programmatic dependent launch. The launcher lets this grid start while
-  // the call before it on the stream is still finishing: wait for that grid to complete before
-  // touching memory, then let the next call's grid be launched in turn.
-  cudaGridDependencySynchronize();
-  cudaTriggerProgrammaticLaunchCompletion();
-
   //! [cluster_gather]
   // TODO: const cg::cluster_group cluster = cg::this_cluster();
   // TODO: auto started = cluster.barrier_arrive(); the first half of a cluster barrier, by every
@@ -100,25 +94,21 @@ __global__ void __launch_bounds__(threads_per_block)
 }
 
 //! [cluster_launch]
-// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks, and with
-// `chain`, as a programmatic dependent of the work before it on the stream (the kernel waits for
-// it first: chapter 14). The attributes live in the caller's storage (two of them): the config
-// points at them.
-cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster, bool chain,
-                                         cudaLaunchAttribute (&attributes)[2], cudaStream_t stream) {
-  attributes[0].id = cudaLaunchAttributeClusterDimension;
-  attributes[0].val.clusterDim.x = blocks_per_cluster;
-  attributes[0].val.clusterDim.y = 1;
-  attributes[0].val.clusterDim.z = 1;
-  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks. The attribute
+// lives in the caller's storage: the config points at it.
+cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster,
+                                         cudaLaunchAttribute& attribute, cudaStream_t stream) {
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = blocks_per_cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(clusters * blocks_per_cluster);
   config.blockDim = dim3(threads_per_block);
   config.dynamicSmemBytes = 0;
   config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = chain ? 2 : 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
   return config;
 }
 //! [cluster_launch]
@@ -136,8 +126,8 @@ unsigned query_resident_clusters() {
     // Sizes above 8 are refused (cudaErrorInvalidClusterSize) unless the kernel opts in.
     cudaFuncSetAttribute(reduce_clusters, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   }
-  cudaLaunchAttribute attributes[2];
-  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, false, attributes, nullptr);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, attribute, nullptr);
   int clusters = 0;
   cudaOccupancyMaxActiveClusters(&clusters, reduce_clusters, &config);
   return static_cast<unsigned>(std::max(clusters, 0));
@@ -213,9 +203,8 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   // A launch with the cluster size as an attribute: the same compiled kernel runs with any
   // size. (__cluster_dims__(8, 1, 1) on the kernel would fix it at compile time instead, and
   // then <<<...>>> works too.)
-  cudaLaunchAttribute attributes[2];
-  const cudaLaunchConfig_t config =
-      cluster_launch_config(grid.clusters, grid.blocks_per_cluster, true, attributes, stream);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(grid.clusters, grid.blocks_per_cluster, attribute, stream);
   cudaLaunchKernelEx(&config, reduce_clusters, in, n, s.head, s.body, s.body_vectors,
                      s.tail_begin, partials, counter, out);
 }

@@ -7,9 +7,10 @@
 // leaves the cluster: rank 0 writes it as the cluster's partial and takes chapter 11's ticket.
 // The cluster that draws the last ticket adds the cluster partials in index order and writes
 // *out. So 8x fewer partials, fences and atomics than chapter 11, still one launch, no memset,
-// and the result is bitwise repeatable. The launch also asks for Hopper's other cross-grid
-// feature, programmatic dependent launch (chapter 14), so back-to-back calls overlap their
-// launches. Needs compute capability 9.0 (Hopper) or later.
+// and the result is bitwise repeatable. A plain cluster launch: Hopper's other cross-grid feature,
+// programmatic dependent launch, is chapter 14's, and this chapter goes without it (its input is
+// then read through the read-only path, __ldg, with nothing before it left running). Needs
+// compute capability 9.0 (Hopper) or later.
 #include "workbook/chapter.cuh"
 
 #include <algorithm>
@@ -82,13 +83,6 @@ __global__ void __launch_bounds__(threads_per_block)
                     std::size_t body_vectors, std::size_t tail_begin, float* partials,
                     unsigned* counter, float* out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // Chapter 14's programmatic dependent launch: this grid may start while the call before it on
-  // the stream is still finishing (the launcher asks for it). Wait for that grid to complete
-  // before touching memory, then let the next call's grid be launched in turn: back to back,
-  // each call's launch and start-up hide behind the one before.
-  cudaGridDependencySynchronize();
-  cudaTriggerProgrammaticLaunchCompletion();
-
   const cg::cluster_group cluster = cg::this_cluster();
   const unsigned tid = threadIdx.x;
 
@@ -163,25 +157,21 @@ __global__ void __launch_bounds__(threads_per_block)
 #endif
 }
 
-// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks, and with
-// `chain`, as a programmatic dependent of the work before it on the stream (the kernel waits for
-// it first: chapter 14). The attributes live in the caller's storage (two of them): the config
-// points at them.
-cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster, bool chain,
-                                         cudaLaunchAttribute (&attributes)[2], cudaStream_t stream) {
-  attributes[0].id = cudaLaunchAttributeClusterDimension;
-  attributes[0].val.clusterDim.x = blocks_per_cluster;
-  attributes[0].val.clusterDim.y = 1;
-  attributes[0].val.clusterDim.z = 1;
-  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks. The attribute
+// lives in the caller's storage: the config points at it.
+cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster,
+                                         cudaLaunchAttribute& attribute, cudaStream_t stream) {
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = blocks_per_cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(clusters * blocks_per_cluster);
   config.blockDim = dim3(threads_per_block);
   config.dynamicSmemBytes = 0;
   config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = chain ? 2 : 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
   return config;
 }
 
@@ -197,8 +187,8 @@ unsigned query_resident_clusters() {
     // Sizes above 8 are refused (cudaErrorInvalidClusterSize) unless the kernel opts in.
     cudaFuncSetAttribute(reduce_clusters, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   }
-  cudaLaunchAttribute attributes[2];
-  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, false, attributes, nullptr);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, attribute, nullptr);
   int clusters = 0;
   cudaOccupancyMaxActiveClusters(&clusters, reduce_clusters, &config);
   return static_cast<unsigned>(std::max(clusters, 0));
@@ -242,8 +232,7 @@ ClusterGrid cluster_grid(std::size_t n) {
   // Twice the clusters that fit at once: the clusters of 8 do not tile the GPCs' SMs exactly,
   // and the second wave fills what the first leaves idle (the ticket never waits, so a cluster
   // that starts late is safe). NVIDIA H200, CUDA 13.0, 2026-12-01, n = 2^27, back to back:
-  // 4160 GB/s with the resident clusters alone, 4204 with twice as many, 4273 with twice as
-  // many and the programmatic dependent launch.
+  // 4160 GB/s with the resident clusters alone, 4204 with twice as many.
   const std::size_t resident = 2 * std::size_t{std::max(1u, resident_clusters())};
   return {static_cast<unsigned>(std::min(resident, useful_clusters)), cluster_blocks};
 }
@@ -274,9 +263,8 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   // A launch with the cluster size as an attribute: the same compiled kernel runs with any
   // size. (__cluster_dims__(8, 1, 1) on the kernel would fix it at compile time instead, and
   // then <<<...>>> works too.)
-  cudaLaunchAttribute attributes[2];
-  const cudaLaunchConfig_t config =
-      cluster_launch_config(grid.clusters, grid.blocks_per_cluster, true, attributes, stream);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(grid.clusters, grid.blocks_per_cluster, attribute, stream);
   cudaLaunchKernelEx(&config, reduce_clusters, in, n, s.head, s.body, s.body_vectors,
                      s.tail_begin, partials, counter, out);
 }
