@@ -89,7 +89,31 @@ if given:
 # Each stub against its reference and its manifest entry:
 # - what a stub gives is what its reference uses: both include the same harness headers, and each
 #   of them is workbook/chapter.cuh or listed in the chapter's "given" (else the grader refuses it);
-# - each registers with the line the manifest's kind asks for.
+# - each registers with the line the manifest's kind asks for;
+# - the code a stub gives in its text (a `//! [name]` block with no TODO, which its lesson shows)
+#   is the reference's own, comments, spacing and [[maybe_unused]] aside.
+snippet_mark = re.compile(r"^\s*//! \[(\w+)\]\s*$")
+
+
+def code_only(text):
+    text = re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+    return re.sub(r"\s+", " ", text.replace("[[maybe_unused]]", "")).strip()
+
+
+def given_blocks(text):
+    """{name: the code between `//! [name]` markers} for each block of a stub with no TODO in it."""
+    found, open_at, lines = {}, {}, text.splitlines()
+    for i, line in enumerate(lines):
+        m = snippet_mark.match(line)
+        if m and m.group(1) in open_at:
+            body = lines[open_at.pop(m.group(1)) + 1:i]
+            if not any("TODO" in b for b in body):
+                found[m.group(1)] = "\n".join(body)
+        elif m:
+            open_at[m.group(1)] = i
+    return found
+
+
 include = re.compile(r'^\s*#\s*include\s+"(workbook/[^"]+)"', re.M)
 registration = re.compile(r"^WORKBOOK_(BLOCK_PASS|FULL_REDUCE|TUNED_REDUCE)\(", re.M)
 for c in chapters:
@@ -100,6 +124,11 @@ for c in chapters:
         if gives != uses:
             problems.append(f"chapters/{c['slug']}/kernel.cu includes {sorted(gives)}, its reference {sorted(uses)}: "
                             "the stub must give what the reference uses")
+        reference = code_only(texts["solutions"])
+        for name, block in given_blocks(texts["chapters"]).items():
+            if code_only(block) not in reference:
+                problems.append(f"chapters/{c['slug']}/kernel.cu gives `{name}`, which is not the code of its "
+                                "reference: the stub must give what the reference runs")
         for header in sorted(gives - {"workbook/chapter.cuh"} - set(c.get("given", []))):
             problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
                             "list as given: the grader would refuse the stub")
