@@ -17,6 +17,7 @@
 
 #include "process.hpp"
 #include "text.hpp"
+#include "workbook/manifest.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -676,6 +677,9 @@ std::vector<Refusal> check_host_assembly(const std::string& listing_text) {
 // ---------------------------------------------------------------------------------------------
 
 Rules load_rules(const std::string& manifest_path) {
+  // The chapters, their order and their given code as the harness reads them (and checks them);
+  // from the file itself only what the static checks alone use: "trust", "symbols" and "idea".
+  const workbook::Manifest loaded = workbook::load_manifest(manifest_path);
   std::ifstream in(manifest_path);
   if (!in) throw std::runtime_error(fmt::format("manifest: cannot read {}", manifest_path));
   json manifest;
@@ -725,22 +729,9 @@ Rules load_rules(const std::string& manifest_path) {
         chapter.idea.push_back(parse_idea(idea[k], fmt::format("{}.idea[{}]", where, k)));
       }
     }
-    if (chapters[i].contains("given")) {
-      chapter.given = string_list(chapters[i].at("given"), where + ".given");
-      for (std::size_t k = 0; k < chapter.given.size(); ++k) {
-        const std::string& file = chapter.given[k];
-        const fs::path rel(file);
-        bool parent = false;
-        for (const fs::path& part : rel) parent = parent || part == "..";
-        if (rel.is_absolute() || parent || file.rfind("workbook/", 0) != 0 ||
-            file == "workbook/chapter.cuh" || file == "workbook/contract.hpp") {
-          bad(fmt::format("{}.given[{}]", where, k),
-              "expected a header of the harness, workbook/<name> (not chapter.cuh or "
-              "contract.hpp, which every chapter may include), without ..");
-        }
-        first_given.emplace(file, order.size());
-      }
-    }
+    if (i >= loaded.chapters.size() || loaded.chapters[i].slug != slug) bad(where, "not the manifest's chapter");
+    chapter.given = loaded.chapters[i].given;
+    for (const std::string& file : chapter.given) first_given.emplace(file, order.size());
     order.push_back(slug);
     rules.chapters[slug] = std::move(chapter);
   }

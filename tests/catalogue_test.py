@@ -5,7 +5,10 @@ fails where something else disagrees with it:
   - a lesson's Previous/Next line does not follow the manifest's order;
   - the README's chapter table does not list the manifest's chapters, in order;
   - code names a chapter's derived target or page (lesson_NN_x, reference_NN_x,
-    test_NN_x) instead of reading the manifest.
+    test_NN_x) instead of reading the manifest;
+  - a stub and its reference disagree on their includes, their registration or the
+    code the stub gives;
+  - the manifest does not have the shape grader/manifest.schema.json describes.
 
   python3 tests/catalogue_test.py <source dir>
 """
@@ -16,7 +19,8 @@ import subprocess
 import sys
 
 src = pathlib.Path(sys.argv[1])
-chapters = json.load(open(src / "grader" / "manifest.json"))["chapters"]
+manifest = json.load(open(src / "grader" / "manifest.json"))
+chapters = manifest["chapters"]
 slugs = [c["slug"] for c in chapters]
 problems = []
 
@@ -139,6 +143,25 @@ for c in chapters:
             problems.append(f"{tree}/{c['slug']}/kernel.cu registers with {['WORKBOOK_' + f for f in found]}; its "
                             f"manifest entry (kind {c['kind']}{', tuned' if c.get('tuned') else ''}) asks for "
                             f"WORKBOOK_{wanted}")
+
+# The manifest's shape, against grader/manifest.schema.json (python3-jsonschema; CI installs it).
+try:
+    import jsonschema
+except ImportError:
+    jsonschema = None
+    print("catalogue: python3-jsonschema is not installed: grader/manifest.json not checked against its schema")
+if jsonschema:
+    schema = json.loads((src / "grader" / "manifest.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema)
+    for e in sorted(validator.iter_errors(manifest), key=lambda e: list(e.path)):
+        problems.append(f"grader/manifest.json at {'/'.join(map(str, e.path)) or '(top)'}: {e.message} "
+                        "(grader/manifest.schema.json)")
+    broken = json.loads(json.dumps(manifest))
+    broken["chapters"][0]["kind"] = "fast"
+    broken["chapters"][1]["given"] = ["../solutions/07_vectorized/kernel.cu"]
+    if len(list(validator.iter_errors(broken))) < 2:
+        problems.append("grader/manifest.schema.json accepts a chapter of kind \"fast\" or a given file outside "
+                        "the harness")
 
 for p in problems:
     print("PROBLEM:", p)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -79,6 +80,19 @@ std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, b
   return "";
 }
 
+std::string given_problem(const std::string& file) {
+  const std::filesystem::path rel(file);
+  bool parent = false;
+  for (const std::filesystem::path& part : rel) parent = parent || part == "..";
+  if (rel.is_absolute() || parent || file.rfind("workbook/", 0) != 0 || file == "workbook/chapter.cuh" ||
+      file == "workbook/contract.hpp") {
+    return fmt::format("'{}': expected a header of the harness, workbook/<name> (not chapter.cuh or contract.hpp, "
+                       "which every chapter may include), without ..",
+                       file);
+  }
+  return "";
+}
+
 Manifest load_manifest(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw std::runtime_error(fmt::format("cannot open the manifest {}", path));
@@ -105,10 +119,10 @@ Manifest load_manifest(const std::string& path) {
         }
       }
       spec.given = c.value("given", std::vector<std::string>{});
-      for (const std::string& file : spec.given) {
-        if (file.rfind("workbook/", 0) != 0 || file.find("..") != std::string::npos) {
-          throw std::runtime_error(fmt::format(
-              "chapter {}: given '{}' is not a harness header workbook/<name>", spec.slug, file));
+      for (std::size_t k = 0; k < spec.given.size(); ++k) {
+        if (const std::string why = given_problem(spec.given[k]); !why.empty()) {
+          throw std::runtime_error(fmt::format("manifest: chapters[{}].given[{}] ({}): {}", manifest.chapters.size(), k,
+                                               spec.slug, why));
         }
       }
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();

@@ -52,4 +52,10 @@ std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, b
 //! file and the field on any problem.
 Manifest load_manifest(const std::string& path);
 
+//! Why `file` cannot be a chapter's given code ("" if it can): it must be a header of the harness,
+//! workbook/<name>, relative, without "..", and not workbook/chapter.cuh or workbook/contract.hpp,
+//! which every chapter may include. load_manifest checks every "given" entry with it; the grader's
+//! static checks take the lists from the Manifest, never from the file again.
+std::string given_problem(const std::string& file);
+
 }  // namespace workbook
