@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "report_document.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
 
@@ -24,47 +25,6 @@ constexpr std::size_t kFailedShown = 3;              // failed tests shown per c
 constexpr std::size_t kNotGradedListed = 20;         // submissions the class summary names
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// Fields read without throwing: a missing key, a null or a value of another
-// type gives the fallback. Strings come back as they are (each format makes
-// them safe its own way).
-std::string text(const json& j, const char* key, const std::string& fallback = "") {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-std::optional<double> number(const json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-bool flag(const json& j, const char* key, bool fallback) {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-
-const json& member(const json& j, const char* key) {
-  static const json none;
-  if (!j.is_object()) return none;
-  const auto it = j.find(key);
-  return it == j.end() ? none : *it;
-}
-
-// The objects in the array j[key] (anything else in it is skipped).
-std::vector<const json*> objects(const json& j, const char* key) {
-  std::vector<const json*> out;
-  const json& a = member(j, key);
-  if (!a.is_array()) return out;
-  for (const json& e : a) {
-    if (e.is_object()) out.push_back(&e);
-  }
-  return out;
-}
 
 // What a chapter's status means for a format, from the one table (workbook/names.hpp,
 // outcome_of): passed; failed (the learner's code is wrong); an error (the run of the code went
@@ -84,30 +44,12 @@ Kind kind_of(const std::string& status) {
   return Kind::failed;
 }
 
-struct Test {
-  std::string name, result;
-};
-struct Failed {
-  std::string name, message;
-};
-struct Hint {
-  std::string group, text;
-};
-
-// One chapter of a report, every field with its fallback.
-struct Chapter {
-  std::string slug, version, title, status, detail;
+// One chapter of a report as the formats see it: the report's fields (report_document.hpp, read
+// with their fallbacks) and what its status means.
+struct Chapter : ChapterReport {
   Kind kind = Kind::not_graded;
-  int tests_passed = 0, tests_total = 0;
-  bool correctness_passed = false, bandwidth_passed = false;
-  double points = 0, max_points = 0;
-  double correctness_points = 0, max_correctness = 0, performance_points = 0, max_performance = 0;
-  std::optional<double> learner_gbps, reference_gbps, bandwidth_ratio, required_fraction;
-  double seconds = 0;
-  std::vector<Test> tests;
-  std::vector<Failed> failed;
-  std::vector<Hint> hints;
 
+  explicit Chapter(const ChapterReport& c) : ChapterReport(c), kind(kind_of(c.status)) {}
   bool graded() const { return kind != Kind::not_graded; }
   std::string label() const {
     std::string s = slug;
@@ -115,46 +57,15 @@ struct Chapter {
     if (!title.empty()) s += " " + title;
     return s;
   }
-  const Failed* failure(const std::string& test) const {
-    for (const Failed& f : failed) {
+  const ReportFailure* failure(const std::string& test) const {
+    for (const ReportFailure& f : failed) {
       if (f.name == test) return &f;
     }
     return nullptr;
   }
 };
 
-Chapter chapter_of(const json& c) {
-  Chapter ch;
-  ch.slug = text(c, "slug", "(unnamed)");
-  ch.version = text(c, "version");
-  ch.title = text(c, "title");
-  ch.status = text(c, "status");
-  ch.detail = text(c, "detail");
-  ch.kind = kind_of(ch.status);
-  ch.tests_passed = static_cast<int>(number(c, "tests_passed").value_or(0));
-  ch.tests_total = static_cast<int>(number(c, "tests_total").value_or(0));
-  ch.correctness_passed = flag(c, "correctness_passed", ch.kind == Kind::passed);
-  ch.bandwidth_passed = flag(c, "bandwidth_passed", false);
-  ch.points = number(c, "points").value_or(0);
-  ch.max_points = number(c, "max_points").value_or(0);
-  // Reports before schema 3 have the chapter's points only: all of them count as correctness.
-  ch.performance_points = number(c, "performance_points").value_or(0);
-  ch.max_performance = number(c, "max_performance_points").value_or(0);
-  ch.correctness_points = number(c, "correctness_points").value_or(ch.points - ch.performance_points);
-  ch.max_correctness = number(c, "max_correctness_points").value_or(ch.max_points - ch.max_performance);
-  ch.learner_gbps = number(c, "learner_gbps");
-  ch.reference_gbps = number(c, "reference_gbps");
-  ch.bandwidth_ratio = number(c, "bandwidth_ratio");
-  ch.required_fraction = number(c, "required_fraction");
-  ch.seconds = std::max(0.0, number(c, "seconds").value_or(0));
-  for (const json* t : objects(c, "tests")) ch.tests.push_back({text(*t, "name"), text(*t, "result")});
-  for (const json* f : objects(c, "failed_tests")) ch.failed.push_back({text(*f, "name"), text(*f, "message")});
-  for (const json* h : objects(c, "hints")) ch.hints.push_back({text(*h, "group"), text(*h, "text")});
-  return ch;
-}
-
-// A report, every field with its fallback. A report that does not say it
-// was not graded counts as graded.
+// A report as the formats see it: its fields, the device in words, its chapters with their kinds.
 struct Report {
   std::string id, name, date, device, reason;  // id: the folder-safe name; name: as given
   bool graded = true, complete = true, interrupted = false;
@@ -164,17 +75,17 @@ struct Report {
 };
 
 Report report_of(const json& r) {
+  const ReportDocument doc = r.get<ReportDocument>();
   Report rep;
-  rep.id = text(member(r, "submission"), "id", "(no id)");
-  rep.name = text(member(r, "submission"), "name", rep.id);
-  rep.date = text(r, "date");
-  const json& d = member(r, "device");
-  if (d.is_object()) {
-    rep.device = text(d, "name", "a GPU");
+  rep.id = doc.id;
+  rep.name = doc.name;
+  rep.date = doc.date;
+  if (doc.device) {
+    rep.device = doc.device->name;
     std::vector<std::string> parts;
-    if (const auto sm = number(d, "multiprocessors")) parts.push_back(fmt::format("{:g} multiprocessors", *sm));
-    if (!text(d, "driver_cuda").empty()) parts.push_back("driver CUDA " + text(d, "driver_cuda"));
-    if (!text(d, "runtime_cuda").empty()) parts.push_back("runtime CUDA " + text(d, "runtime_cuda"));
+    if (doc.device->multiprocessors) parts.push_back(fmt::format("{} multiprocessors", *doc.device->multiprocessors));
+    if (!doc.device->driver_cuda.empty()) parts.push_back("driver CUDA " + doc.device->driver_cuda);
+    if (!doc.device->runtime_cuda.empty()) parts.push_back("runtime CUDA " + doc.device->runtime_cuda);
     if (!parts.empty()) {
       rep.device += " (";
       for (std::size_t i = 0; i < parts.size(); ++i) rep.device += (i ? ", " : "") + parts[i];
@@ -183,14 +94,14 @@ Report report_of(const json& r) {
   } else {
     rep.device = "no GPU";
   }
-  rep.graded = flag(r, "graded", true);
-  rep.reason = text(r, "not_graded_reason");
-  rep.complete = flag(r, "complete", true);
-  rep.interrupted = flag(r, "interrupted", false);
-  rep.points = number(r, "points").value_or(0);
-  rep.max_points = number(r, "max_points").value_or(0);
-  rep.seconds = number(r, "seconds");
-  for (const json* c : objects(r, "chapters")) rep.chapters.push_back(chapter_of(*c));
+  rep.graded = doc.graded;
+  rep.reason = doc.not_graded_reason;
+  rep.complete = doc.complete;
+  rep.interrupted = doc.interrupted;
+  rep.points = doc.points;
+  rep.max_points = doc.max_points;
+  rep.seconds = doc.seconds;
+  for (const ChapterReport& c : doc.chapters) rep.chapters.emplace_back(c);
   return rep;
 }
 
@@ -234,7 +145,7 @@ std::string correctness_report(const Chapter& c, std::size_t max_failed) {
   }
   if (c.failed.size() > max_failed) s += fmt::format("... and {} more failed tests\n", c.failed.size() - max_failed);
   if (!c.hints.empty()) s += "\n";
-  for (const Hint& h : c.hints) s += "Hint (" + h.group + "): " + h.text + "\n";
+  for (const ReportHint& h : c.hints) s += "Hint (" + h.group + "): " + h.text + "\n";
   return s;
 }
 
@@ -358,7 +269,7 @@ std::string feedback_markdown(const json& report) {
     }
     if (!c.hints.empty()) {
       md += "Hints:\n\n";
-      for (const Hint& h : c.hints) md += "- **" + md_text(h.group) + ":** " + md_text(h.text) + "\n";
+      for (const ReportHint& h : c.hints) md += "- **" + md_text(h.group) + ":** " + md_text(h.text) + "\n";
     }
   }
   return valid_utf8(md);
@@ -594,13 +505,13 @@ std::string junit_xml(const std::vector<json>& reports) {
       const std::string classname = r.name + "." + c.slug;
       const std::string why = c.status + (c.detail.empty() ? "" : ": " + c.detail);
       Suite s;
-      for (const Test& t : c.tests) {
+      for (const ReportTest& t : c.tests) {
         if (t.result == "passed") {
           s.add(classname, t.name, "");
         } else if (t.result == "skipped") {
           s.add(classname, t.name, s.skip("skipped"));
         } else {
-          const Failed* f = c.failure(t.name);
+          const ReportFailure* f = c.failure(t.name);
           const std::string message = f && !f->message.empty() ? f->message : t.result.empty() ? "failed" : t.result;
           s.add(classname, t.name, s.failure(t.result.empty() ? "failed" : t.result, message, message));
         }

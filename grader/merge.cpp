@@ -41,9 +41,9 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
     try {
       std::ifstream in(dir / "report.json");
       json doc = json::parse(in);
-      if (doc.value("schema", 0) != kReportSchema) {
+      if (const int schema = doc.get<ReportDocument>().schema; schema != kReportSchema) {
         unreadable.push_back(fmt::format("{}: report schema {} (this grader writes {}; grade it again)",
-                                         dir.filename().string(), doc.value("schema", 0), kReportSchema));
+                                         dir.filename().string(), schema, kReportSchema));
         continue;
       }
       reports.push_back(std::move(doc));
@@ -53,7 +53,8 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
   }
   for (const auto& [submission, student] : ids) {
     if (!std::any_of(reports.begin(), reports.end(), [&](const json& r) {
-          return r["submission"].value("id", "") == submission || r["submission"].value("name", "") == submission;
+          const ReportDocument d = r.get<ReportDocument>();
+          return d.id == submission || d.name == submission;
         })) {
       fmt::print("  note: {} maps {}, which has no report\n", ids_file, submission);
     }

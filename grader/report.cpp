@@ -133,89 +133,74 @@ std::string write_atomically(const std::string& path, const std::string& text) {
 }
 
 json report_document(const GradingRun& run) {
-  json chapters = json::array();
+  ReportDocument doc;
   for (const ChapterResult& r : run.chapters) {
     const bool correct = r.correct() && r.status != st::kRejected;
-    json c = {{"slug", r.spec->slug},
-              {"version", r.spec->version},
-              {"title", r.spec->title},
-              {"status", r.status},
-              {"detail", bounded_text(r.detail)},
-              {"tests_passed", r.tests_passed},
-              {"tests_total", r.tests_total},
-              {"correctness_passed", correct},
-              {"correctness_points", correct ? r.spec->correctness_points : 0},
-              {"max_correctness_points", r.spec->correctness_points},
-              {"bandwidth_passed", r.bandwidth_passed},
-              {"performance_points", r.bandwidth_passed ? r.spec->performance_points : 0},
-              {"max_performance_points", r.spec->performance_points},
-              {"points", r.points},
-              {"max_points", r.max_points()},
-              {"required_fraction", r.spec->bandwidth_fraction},
-              {"seconds", r.seconds}};
-    auto put = [&](const char* key, const std::optional<double>& v) { c[key] = v ? json(*v) : json(nullptr); };
-    put("learner_gbps", r.learner_gbps);
-    put("learner_ceiling_gbps", r.learner_ceiling_gbps);
-    put("reference_gbps", r.reference_gbps);
-    put("reference_ceiling_gbps", r.reference_ceiling_gbps);
-    put("bandwidth_ratio", r.bandwidth_ratio);
-    c["isolation"] = r.isolation;
-    c["sandboxed"] = r.sandboxed;
-    c["output_bytes"] = r.output_bytes;
-    c["output_kept"] = r.output_kept;
+    ChapterReport c;
+    c.slug = r.spec->slug;
+    c.version = r.spec->version;
+    c.title = r.spec->title;
+    c.status = r.status;
+    c.detail = bounded_text(r.detail);
+    c.tests_passed = r.tests_passed;
+    c.tests_total = r.tests_total;
+    c.correctness_passed = correct;
+    c.correctness_points = correct ? r.spec->correctness_points : 0;
+    c.max_correctness = r.spec->correctness_points;
+    c.bandwidth_passed = r.bandwidth_passed;
+    c.performance_points = r.bandwidth_passed ? r.spec->performance_points : 0;
+    c.max_performance = r.spec->performance_points;
+    c.points = r.points;
+    c.max_points = r.max_points();
+    c.required_fraction = r.spec->bandwidth_fraction;
+    c.seconds = r.seconds;
+    c.learner_gbps = r.learner_gbps;
+    c.learner_ceiling_gbps = r.learner_ceiling_gbps;
+    c.reference_gbps = r.reference_gbps;
+    c.reference_ceiling_gbps = r.reference_ceiling_gbps;
+    c.bandwidth_ratio = r.bandwidth_ratio;
+    c.isolation = r.isolation;
+    c.sandboxed = r.sandboxed;
+    c.output_bytes = r.output_bytes;
+    c.output_kept = r.output_kept;
     if (r.output_bytes > r.output_kept) {
-      c["output_note"] = fmt::format("the chapter's code printed {} bytes in a test process; the log keeps the "
-                                     "first {} of them",
-                                     r.output_bytes, r.output_kept);
+      c.output_note = fmt::format("the chapter's code printed {} bytes in a test process; the log keeps the first {} "
+                                  "of them",
+                                  r.output_bytes, r.output_kept);
     }
-    c["refusals"] = json::array();
-    for (const Refusal& f : r.refusals) c["refusals"].push_back({{"check", f.check}, {"reason", bounded_text(f.reason, 2048)}});
-    c["idea"] = json::array();
-    for (const IdeaNote& n : r.idea) {
-      c["idea"].push_back({{"what", n.what}, {"shown", n.shown}, {"evidence", bounded_text(n.evidence, 1024)}});
-    }
-    c["tests"] = json::array();
-    for (const TestOutcome& t : r.tests) c["tests"].push_back({{"name", t.name}, {"result", t.result}});
-    c["failed_tests"] = json::array();
-    for (const FailedTest& f : r.failed) {
-      c["failed_tests"].push_back({{"name", f.name}, {"message", bounded_text(f.message)}});
-    }
-    c["hints"] = json::array();
+    for (const Refusal& f : r.refusals) c.refusals.push_back({f.check, bounded_text(f.reason, 2048)});
+    for (const IdeaNote& n : r.idea) c.idea.push_back({n.what, n.shown, bounded_text(n.evidence, 1024)});
+    for (const TestOutcome& t : r.tests) c.tests.push_back({t.name, t.result});
+    for (const FailedTest& f : r.failed) c.failed.push_back({f.name, bounded_text(f.message)});
     for (const std::string& group : r.failed_groups) {
       const auto hint = r.spec->hints.find(group);
-      if (hint != r.spec->hints.end()) c["hints"].push_back({{"group", group}, {"text", hint->second}});
+      if (hint != r.spec->hints.end()) c.hints.push_back({group, hint->second});
     }
-    chapters.push_back(c);
+    doc.chapters.push_back(std::move(c));
   }
-  json device = nullptr;
   if (run.device) {
-    device = {{"name", run.device->name},
-              {"multiprocessors", run.device->multiprocessors},
-              {"compute_capability", run.device->compute_capability},
-              {"driver_cuda", run.device->driver_cuda},
-              {"runtime_cuda", run.device->runtime_cuda}};
+    doc.device = ReportDevice{run.device->name, run.device->driver_cuda, run.device->runtime_cuda,
+                              run.device->multiprocessors, run.device->compute_capability};
   }
-  return {{"schema", kReportSchema},
-          {"grader_version", WORKBOOK_GRADER_VERSION},
-          {"submission",
-           {{"id", valid_utf8(run.id)},
-            {"name", valid_utf8(run.name.empty() ? run.id : run.name)},
-            {"source", valid_utf8(run.source)},
-            {"chapters_dir", valid_utf8(run.chapters_dir)},
-            {"fingerprint", run.fingerprint}}},
-          {"seed", run.seed},
-          {"date", run.date},
-          {"seconds", run.seconds},
-          {"device", device},
-          {"graded", run.graded},
-          {"not_graded_reason", run.graded ? "" : run.not_graded_reason},
-          {"interrupted", run.interrupted},
-          {"sanitized", run.sanitized},
-          {"isolation", run.isolation()},
-          {"complete", run.complete()},
-          {"points", run.points()},
-          {"max_points", run.max_points()},
-          {"chapters", chapters}};
+  doc.schema = kReportSchema;
+  doc.grader_version = WORKBOOK_GRADER_VERSION;
+  doc.id = valid_utf8(run.id);
+  doc.name = valid_utf8(run.name.empty() ? run.id : run.name);
+  doc.source = valid_utf8(run.source);
+  doc.chapters_dir = valid_utf8(run.chapters_dir);
+  doc.fingerprint = run.fingerprint;
+  doc.seed = run.seed;
+  doc.date = run.date;
+  doc.seconds = run.seconds;
+  doc.graded = run.graded;
+  doc.not_graded_reason = run.graded ? "" : run.not_graded_reason;
+  doc.interrupted = run.interrupted;
+  doc.sanitized = run.sanitized;
+  doc.isolation = run.isolation();
+  doc.complete = run.complete();
+  doc.points = run.points();
+  doc.max_points = run.max_points();
+  return doc;
 }
 
 void print_idea_notes(const GradingRun& run) {

@@ -9,13 +9,11 @@
 
 #include "formats.hpp"
 #include "options.hpp"
+#include "report_document.hpp"
 #include "result.hpp"
 #include "workbook/manifest.hpp"
 
 namespace grader {
-
-//! The version of the JSON report's layout, in every report.
-constexpr int kReportSchema = 3;
 
 void print_table(const GradingRun& run);
 
@@ -27,7 +25,8 @@ void print_idea_notes(const GradingRun& run);
 //! a rename, so a reader never sees half a report. "" on success, else why not.
 std::string write_atomically(const std::string& path, const std::string& text);
 
-//! The JSON report (schema kReportSchema): the record every other format is made from.
+//! The JSON report (schema kReportSchema, report_document.hpp): the record every other format is
+//! made from.
 nlohmann::json report_document(const GradingRun& run);
 
 //! Writes each report `paths` asks for (the JSON report first); returns what

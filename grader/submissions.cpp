@@ -180,14 +180,13 @@ bool report_to_keep(const std::string& path, const Submission& s, bool sanitized
   std::ifstream in(path);
   if (!in) return false;
   try {
-    const nlohmann::json doc = nlohmann::json::parse(in);
-    if (doc.at("schema") != kReportSchema || doc.at("grader_version") != WORKBOOK_GRADER_VERSION ||
-        !doc.at("complete").get<bool>() || doc.at("submission").at("fingerprint") != s.fingerprint ||
-        doc.at("sanitized").get<bool>() != sanitized || doc.at("chapters").size() != slugs.size()) {
+    const ReportDocument doc = nlohmann::json::parse(in).get<ReportDocument>();
+    if (doc.schema != kReportSchema || doc.grader_version != WORKBOOK_GRADER_VERSION || !doc.complete ||
+        doc.fingerprint != s.fingerprint || doc.sanitized != sanitized || doc.chapters.size() != slugs.size()) {
       return false;
     }
     for (std::size_t i = 0; i < slugs.size(); ++i) {
-      if (doc["chapters"][i].at("slug") != slugs[i]) return false;
+      if (doc.chapters[i].slug != slugs[i]) return false;
     }
     return true;
   } catch (const std::exception&) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats.hpp"
+#include "report_document.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -78,6 +79,49 @@ int python_parses(const std::string& xml) {
   const int rc = std::system(command.c_str());
   fs::remove(file);
   return rc == 0 ? 1 : 0;
+}
+
+// ---- The report as a type ----
+
+TEST(ReportDocument, WrittenAndReadBackIsTheSameReport) {
+  // The example report read into the type and written again: every field the grader writes
+  // survives, with the same values (the written form is what every reader reads).
+  const json original = load("report-example.json");
+  const ReportDocument doc = original.get<ReportDocument>();
+  const json again = doc;
+  const ReportDocument twice = again.get<ReportDocument>();
+  EXPECT_EQ(json(twice), again);
+  EXPECT_EQ(doc.id, original.at("submission").at("id").get<std::string>());
+  ASSERT_EQ(doc.chapters.size(), original.at("chapters").size());
+  for (std::size_t i = 0; i < doc.chapters.size(); ++i) {
+    const json& c = original["chapters"][i];
+    EXPECT_EQ(doc.chapters[i].slug, c.at("slug").get<std::string>());
+    EXPECT_EQ(doc.chapters[i].status, c.at("status").get<std::string>());
+    EXPECT_EQ(doc.chapters[i].points, c.at("points").get<double>());
+    EXPECT_EQ(doc.chapters[i].failed.size(), c.at("failed_tests").size());
+  }
+}
+
+TEST(ReportDocument, AnyShapeReadsWithFallbacksAndNeverThrows) {
+  for (const json& odd : {json(nullptr), json(42), json::array(), json::object(),
+                          json{{"schema", "three"}, {"submission", 7}, {"chapters", {1, "x", nullptr, json::object()}}},
+                          json{{"graded", false}, {"chapters", {{{"slug", "03_idle_threads"}, {"points", 7},
+                                                                  {"max_points", 10}, {"status", "passed"}}}}}}) {
+    ReportDocument doc;
+    EXPECT_NO_THROW(doc = odd.get<ReportDocument>()) << odd.dump();
+    EXPECT_EQ(doc.schema, 0) << odd.dump();
+  }
+  const ReportDocument old = json{{"chapters", {{{"slug", "03_idle_threads"}, {"points", 7}, {"max_points", 10},
+                                                  {"status", "passed"}}}}}
+                                 .get<ReportDocument>();
+  ASSERT_EQ(old.chapters.size(), 1u);
+  // Before schema 3 a chapter had its points only: all of them count as correctness.
+  EXPECT_EQ(old.chapters[0].correctness_points, 7);
+  EXPECT_EQ(old.chapters[0].max_correctness, 10);
+  EXPECT_TRUE(old.chapters[0].correctness_passed);
+  EXPECT_TRUE(old.graded);
+  EXPECT_EQ(old.id, "(no id)");
+  EXPECT_EQ(old.name, "(no id)");
 }
 
 // ---- Gradescope ----
