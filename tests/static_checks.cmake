@@ -1,4 +1,4 @@
-# The grader's static checks (grader/static_checks.cpp) on the hostile submissions, the
+# The grader's static checks (grader/static_checks_*.cpp) on the hostile submissions, the
 # references, the stubs and the faulty submissions: host only, no GPU needed. Included from
 # tests/CMakeLists.txt outside WORKBOOK_CHAPTERS_ONLY.
 #
@@ -25,7 +25,9 @@ list(JOIN static_checks_roots "|" static_checks_roots)
 
 add_executable(static_checks_test
   ${CMAKE_CURRENT_LIST_DIR}/static_checks_test.cpp
-  ${PROJECT_SOURCE_DIR}/grader/static_checks.cpp
+  ${PROJECT_SOURCE_DIR}/grader/static_checks_rules.cpp
+  ${PROJECT_SOURCE_DIR}/grader/static_checks_includes.cpp
+  ${PROJECT_SOURCE_DIR}/grader/static_checks_objects.cpp
   ${PROJECT_SOURCE_DIR}/grader/process.cpp
   ${PROJECT_SOURCE_DIR}/grader/text.cpp)
 target_include_directories(static_checks_test PRIVATE ${PROJECT_SOURCE_DIR}/grader)

@@ -29,7 +29,7 @@ struct ChapterSpec {
   std::vector<std::string> requires_features;
   //! Harness headers the chapter's kernel.cu may include as given code ("workbook/block_pass.cuh":
   //! chapter 07's block pass, given from chapter 08 on). The grader refuses them to every chapter
-  //! that does not list them (grader/static_checks.cpp).
+  //! that does not list them (grader/static_checks_*.cpp).
   std::vector<std::string> given;
   std::map<std::string, std::string> hints;  // test suite -> hint
   //! Hints shown one at a time to a student who asks, from a nudge to nearly the answer (two or
