@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_fields.hpp"
 #include "report.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
@@ -34,11 +35,6 @@ std::string key_of(const std::string& chapters_dir) {
   return ec ? chapters_dir : p.string();
 }
 
-std::optional<double> number(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
-  return j[key].get<double>();
-}
-
 std::string save(json doc) {
   doc["schema"] = kSchema;
   return write_atomically(progress_path(), doc.dump(2) + "\n");
@@ -46,29 +42,46 @@ std::string save(json doc) {
 
 }  // namespace
 
+void to_json(json& j, const ChapterProgress& c) {
+  j = {{"status", c.status},
+       {"detail", c.detail},
+       {"date", c.date},
+       {"points", c.points},
+       {"max_points", c.max_points},
+       {"required_fraction", c.required_fraction},
+       {"learner_gbps", c.learner_gbps ? json(*c.learner_gbps) : json(nullptr)},
+       {"bandwidth_ratio", c.bandwidth_ratio ? json(*c.bandwidth_ratio) : json(nullptr)}};
+}
+
+void from_json(const json& j, ChapterProgress& c) {
+  using namespace json_fields;
+  c = ChapterProgress{};
+  c.status = text(j, "status");
+  c.detail = text(j, "detail");
+  c.date = text(j, "date");
+  c.points = number(j, "points").value_or(0);
+  c.max_points = static_cast<int>(number(j, "max_points").value_or(0));
+  c.learner_gbps = number(j, "learner_gbps");
+  c.bandwidth_ratio = number(j, "bandwidth_ratio");
+  c.required_fraction = number(j, "required_fraction").value_or(0);
+}
+
 std::string progress_path() { return (fs::path(WORKBOOK_BINARY_DIR) / "progress.json").string(); }
 
 Progress load_progress(const std::string& chapters_dir) {
   Progress p;
+  using json_fields::member;
   const json all = load_all();
-  const json trees = all.value("trees", json::object());
-  const json tree = trees.value(key_of(chapters_dir), json::object());
-  const json chapters = tree.value("chapters", json::object());
-  const json hints = tree.value("hints", json::object());
-  for (const auto& [slug, c] : chapters.items()) {
-    ChapterProgress cp;
-    cp.status = c.value("status", "");
-    cp.detail = c.value("detail", "");
-    cp.date = c.value("date", "");
-    cp.points = c.value("points", 0.0);
-    cp.max_points = c.value("max_points", 0);
-    cp.learner_gbps = number(c, "learner_gbps");
-    cp.bandwidth_ratio = number(c, "bandwidth_ratio");
-    cp.required_fraction = c.value("required_fraction", 0.0);
-    p.chapters[slug] = cp;
+  const json& tree = member(member(all, "trees"), key_of(chapters_dir).c_str());
+  const json& chapters = member(tree, "chapters");
+  if (chapters.is_object()) {
+    for (const auto& [slug, c] : chapters.items()) p.chapters[slug] = c.get<ChapterProgress>();
   }
-  for (const auto& [slug, n] : hints.items()) {
-    if (n.is_number_integer()) p.hints_shown[slug] = n.get<int>();
+  const json& hints = member(tree, "hints");
+  if (hints.is_object()) {
+    for (const auto& [slug, n] : hints.items()) {
+      if (n.is_number_integer()) p.hints_shown[slug] = n.get<int>();
+    }
   }
   return p;
 }
@@ -79,11 +92,9 @@ std::string record_progress(const GradingRun& run) {
   for (const ChapterResult& r : run.chapters) {
     // A chapter the run never got to keeps its last result.
     if (workbook::names::status::outcome_of(r.status) == workbook::names::status::Outcome::unknown) continue;
-    json c = {{"status", r.status}, {"detail", first_lines(valid_utf8(r.detail), 1)}, {"date", run.date},
-              {"points", r.points}, {"max_points", r.max_points()}, {"required_fraction", r.spec->bandwidth_fraction}};
-    c["learner_gbps"] = r.learner_gbps ? json(*r.learner_gbps) : json(nullptr);
-    c["bandwidth_ratio"] = r.bandwidth_ratio ? json(*r.bandwidth_ratio) : json(nullptr);
-    tree["chapters"][r.spec->slug] = c;
+    tree["chapters"][r.spec->slug] =
+        ChapterProgress{r.status, first_lines(valid_utf8(r.detail), 1), run.date, r.points, r.max_points(),
+                        r.learner_gbps, r.bandwidth_ratio, r.spec->bandwidth_fraction};
   }
   return save(all);
 }

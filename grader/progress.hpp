@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "result.hpp"
 
 namespace grader {
@@ -19,6 +21,9 @@ struct ChapterProgress {
   std::optional<double> learner_gbps, bandwidth_ratio;
   double required_fraction = 0;
 };
+//! As the progress file holds it; reading never throws (a field of another type gets its fallback).
+void to_json(nlohmann::json& j, const ChapterProgress& c);
+void from_json(const nlohmann::json& j, ChapterProgress& c);
 
 struct Progress {
   std::map<std::string, ChapterProgress> chapters;  // by slug

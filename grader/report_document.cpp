@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "json_fields.hpp"
 #include "workbook/names.hpp"
 
 using nlohmann::json;
@@ -10,51 +11,7 @@ using nlohmann::json;
 namespace grader {
 namespace {
 
-// Fields read without throwing: a missing key, a null or a value of another type gives the
-// fallback. Strings come back as they are (each format makes them safe its own way).
-std::string text(const json& j, const char* key, const std::string& fallback = "") {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-std::optional<double> number(const json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-bool flag(const json& j, const char* key, bool fallback) {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-
-std::uint64_t count(const json& j, const char* key) {
-  if (!j.is_object()) return 0;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-}
-
-const json& member(const json& j, const char* key) {
-  static const json none;
-  if (!j.is_object()) return none;
-  const auto it = j.find(key);
-  return it == j.end() ? none : *it;
-}
-
-// The objects in the array j[key] (anything else in it is skipped).
-std::vector<const json*> objects(const json& j, const char* key) {
-  std::vector<const json*> out;
-  const json& a = member(j, key);
-  if (!a.is_array()) return out;
-  for (const json& e : a) {
-    if (e.is_object()) out.push_back(&e);
-  }
-  return out;
-}
+using namespace json_fields;
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 

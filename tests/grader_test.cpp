@@ -25,6 +25,7 @@
 #include "process.hpp"
 #include "gpu.hpp"
 #include "pool.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "run.hpp"
 #include "submissions.hpp"
@@ -361,6 +362,23 @@ TEST(Gpu, EverySubmissionIsFinishedAndGivesItsSlotBack) {
     builder.join();
     EXPECT_TRUE(all_tested.load()) << "a submission was finished before its last chapter";
   }
+}
+
+TEST(Progress, AChapterEntryOfAnyShapeReadsWithItsFallbacks) {
+  // The progress file is the grader's own, but a hand or an older grader may have left anything.
+  const ChapterProgress odd =
+      nlohmann::json{{"status", 3}, {"points", "seven"}, {"max_points", 10.0}, {"learner_gbps", nullptr}}
+          .get<ChapterProgress>();
+  EXPECT_EQ(odd.status, "");
+  EXPECT_EQ(odd.points, 0);
+  EXPECT_EQ(odd.max_points, 10);
+  EXPECT_FALSE(odd.learner_gbps);
+  const ChapterProgress c{"passed", "all tests", "2026-12-02", 10, 10, 4100.5, 0.97, 0.8};
+  const ChapterProgress back = nlohmann::json(c).get<ChapterProgress>();
+  EXPECT_EQ(back.status, c.status);
+  EXPECT_EQ(back.points, c.points);
+  EXPECT_EQ(*back.learner_gbps, *c.learner_gbps);
+  EXPECT_EQ(back.required_fraction, c.required_fraction);
 }
 
 TEST(Gpu, ATimedRunHasTheGpuToItself) {
