@@ -13,12 +13,12 @@
 // by 20, median of 15 such timings (a single call between its own events
 // would add the events' own cost, which dominates below 2^22). CUB as its users call it: `cub`
 // with an int item count (below 2^31, as every size here), `cub_size_t` with a 64-bit count
-// (another code path, slower at small n). `*_graph`: the same 20 calls captured once in a CUDA
+// (another code path; which is faster at small n varies). `*_graph`: the same 20 calls captured once in a CUDA
 // graph and launched as one.
 // The floor (floor.csv), in the same run and timed the same way: an empty kernel launched back to
 // back (<<<1, 32>>> and a grid of two blocks per SM), a 4-byte memset plus the empty kernel, and
-// the empty kernel in a graph; sweep.csv gives every call as a multiple of the empty
-// <<<1, 32>>> launch (x_empty).
+// the empty kernel in a graph, and through cudaLaunchKernelEx; sweep.csv gives every call as a
+// multiple of the empty <<<1, 32>>> launch timed just before that size (x_empty).
 // The bits (chapter 15's lesson): every whole reduction and CUB on one input, 2^20 + 12345
 // floats, the result's bits beside the correctly rounded sum.
 // CUB's gpu_to_gpu mode is in all three when the build was given CCCL 3.1+ headers
@@ -275,6 +275,14 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, double>> floor_rows;
   floor_rows.emplace_back("empty_1x32", per_call_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); }));
   floor_rows.emplace_back("empty_grid", per_call_us([&] { empty_kernel<<<full_grid, 256, 0, stream>>>(); }));
+  // The same empty kernel through cudaLaunchKernelEx, the launch path of chapters 13 and 14.
+  floor_rows.emplace_back("empty_1x32_ex", per_call_us([&] {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(32);
+    config.stream = stream;
+    cudaLaunchKernelEx(&config, empty_kernel);
+  }));
   floor_rows.emplace_back("memset_empty", per_call_us([&] {
     WORKBOOK_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(float), stream));
     empty_kernel<<<1, 32, 0, stream>>>();
@@ -284,16 +292,18 @@ int main(int argc, char** argv) {
     cudaGraphExecDestroy(g);
   }
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  const double empty_us = floor_rows.front().second;
-  {
+  // The empty launch is timed again just before each size of the sweep (empty_1x32_before_<n>):
+  // each row's x_empty is against the floor of its own moment, and a floor that drifts (clocks,
+  // the order of the runs) shows in floor.csv.
+  const auto empty_now = [&] { return per_call_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); }); };
+  const auto write_floor = [&] {
     std::ofstream floor(out_dir + "/floor.csv");
     floor << "what,us_per_call\n";
-    fmt::print("\nthe floor, microseconds per call (back to back)\n");
-    for (const auto& [what, us] : floor_rows) {
-      floor << fmt::format("{},{:.3f}\n", what, us);
-      fmt::print("  {:<18} {:>8.2f}\n", what, us);
-    }
-  }
+    for (const auto& [what, us] : floor_rows) floor << fmt::format("{},{:.3f}\n", what, us);
+  };
+  fmt::print("\nthe floor, microseconds per call (back to back)\n");
+  for (const auto& [what, us] : floor_rows) fmt::print("  {:<18} {:>8.2f}\n", what, us);
+  write_floor();
   // The strategies also timed as a graph of the 20 calls: the single-launch chapters and CUB.
   const std::vector<std::string> graphed = {"11_last_block", "13_clusters", "14_pdl", "cub"};
 
@@ -308,6 +318,8 @@ int main(int argc, char** argv) {
   for (const auto& size : sizes) {
     const std::size_t m = size.first;
     const SumCheck& check = size.second;
+    const double empty_us = empty_now();
+    floor_rows.emplace_back(fmt::format("empty_1x32_before_{}", m), empty_us);
     fmt::print("{:>12}", fmt::format("2^{}", int(std::log2(double(m)))));
     for (const Strategy& st : strategies) {
       st.call(m);
@@ -344,6 +356,8 @@ int main(int argc, char** argv) {
     }
     fmt::print("\n");
   }
+
+  write_floor();
 
   char date[16];
   const std::time_t now = std::time(nullptr);
