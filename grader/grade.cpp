@@ -316,13 +316,16 @@ class Run {
   // Unpacks and finds each submission's tree, then compiles them all at once.
   void compile(Session& session, std::vector<std::shared_ptr<InFlight>>& jobs) {
     std::vector<SlotWork> batch;
+    std::string built;  // the batch's submissions, for its one row in the timeline
     for (auto& job : jobs) {
-      if (locate(*job)) batch.push_back({job->slot, job->run.chapters_dir, job->log_dir, &job->run.chapters});
+      if (!locate(*job)) continue;
+      batch.push_back({job->slot, job->run.chapters_dir, job->log_dir, &job->run.chapters});
+      built += (built.empty() ? "" : " ") + job->run.id;
     }
     if (!batch.empty()) {
       const auto start = Timeline::Clock::now();
       compile_submissions(session, batch);
-      for (auto& job : jobs) session.timeline().add(job->run.id, "", "build", -1, start, start);
+      session.timeline().add(built, "", "build", -1, start, start);
     }
     std::error_code ec;
     for (auto& job : jobs) {

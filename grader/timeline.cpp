@@ -21,7 +21,8 @@ std::string Timeline::write(const std::string& path) const {
   std::lock_guard<std::mutex> l(m_);
   out << "submission,chapter,what,gpu,asked_s,started_s,ended_s\n";
   for (const Row& r : rows_) {
-    // Submission ids are the grader's safe folder names: no comma, quote or newline.
+    // Submission ids are the grader's safe folder names (no comma, quote, space or newline); a
+    // build row's ids are separated by spaces.
     out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", r.submission, r.chapter, r.what, r.gpu, r.asked,
                        r.started, r.ended);
   }

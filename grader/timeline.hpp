@@ -15,8 +15,10 @@ class Timeline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  //! One process: `what` (tests, timed, memcheck, ..., build) for `chapter` of `submission`
-  //! on `gpu` (-1: none); asked for at `asked`, started at `started`, ended now.
+  //! One process: `what` (tests, alone: the timed run, memcheck, racecheck, synccheck; or build,
+  //! one row per batch of submissions built together, their ids separated by spaces) for
+  //! `chapter` of `submission` on `gpu` (-1: none); asked for at `asked`, started at `started`,
+  //! ended now.
   void add(const std::string& submission, const std::string& chapter, const std::string& what, int gpu,
            Clock::time_point asked, Clock::time_point started);
 
