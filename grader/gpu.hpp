@@ -3,9 +3,9 @@
 // on the GPU.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
