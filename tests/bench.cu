@@ -13,8 +13,8 @@
 // by 20, median of 15 such timings (a single call between its own events
 // would add the events' own cost, which dominates below 2^22). CUB as its users call it: `cub`
 // with an int item count (below 2^31, as every size here), `cub_size_t` with a 64-bit count
-// (another code path; which is faster at small n varies). `*_graph`: the same 20 calls captured once in a CUDA
-// graph and launched as one.
+// (another code path; which is faster at small n varies). `*_graph`: the same 20 calls captured
+// once in a CUDA graph and launched as one.
 // The floor (floor.csv), in the same run and timed the same way: an empty kernel launched back to
 // back (<<<1, 32>>> and a grid of two blocks per SM), a 4-byte memset plus the empty kernel, and
 // the empty kernel in a graph, and through cudaLaunchKernelEx; sweep.csv gives every call as a
@@ -261,19 +261,20 @@ int main(int argc, char** argv) {
     }
     line("exact", exact_bits_sum);
   }
-  // The floor: what a launch costs with nothing to do, timed as the sweep's calls are.
-  constexpr int kBackToBackFloor = kBackToBack;
+  // Microseconds per call, timed back to back (kBackToBack calls between one pair of events).
   const auto per_call_us = [&](const std::function<void()>& call) {
-    const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBackFloor; ++k) call(); }, stream, 2, 15);
-    return 1000.0 * t.median_ms() / kBackToBackFloor;
+    const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBack; ++k) call(); }, stream, 2, 15);
+    return 1000.0 * t.median_ms() / kBackToBack;
   };
   const auto graph_us = [&](cudaGraphExec_t exec) {  // one graph of kBackToBack calls
     const Timing t = time_on_stream([&] { WORKBOOK_CUDA_CHECK(cudaGraphLaunch(exec, stream)); }, stream, 2, 15);
     return 1000.0 * t.median_ms() / kBackToBack;
   };
+  // The floor: what a launch costs with nothing to do, timed as the sweep's calls are.
   const unsigned full_grid = 2 * static_cast<unsigned>(info.multiprocessors);
+  const auto launch_empty = [&] { empty_kernel<<<1, 32, 0, stream>>>(); };
   std::vector<std::pair<std::string, double>> floor_rows;
-  floor_rows.emplace_back("empty_1x32", per_call_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); }));
+  floor_rows.emplace_back("empty_1x32", per_call_us(launch_empty));
   floor_rows.emplace_back("empty_grid", per_call_us([&] { empty_kernel<<<full_grid, 256, 0, stream>>>(); }));
   // The same empty kernel through cudaLaunchKernelEx, the launch path of chapters 13 and 14.
   floor_rows.emplace_back("empty_1x32_ex", per_call_us([&] {
@@ -285,25 +286,15 @@ int main(int argc, char** argv) {
   }));
   floor_rows.emplace_back("memset_empty", per_call_us([&] {
     WORKBOOK_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(float), stream));
-    empty_kernel<<<1, 32, 0, stream>>>();
+    launch_empty();
   }));
-  if (cudaGraphExec_t g = capture([&] { empty_kernel<<<1, 32, 0, stream>>>(); }, kBackToBack, stream, "empty")) {
+  if (cudaGraphExec_t g = capture(launch_empty, kBackToBack, stream, "empty")) {
     floor_rows.emplace_back("empty_1x32_graph", graph_us(g));
     cudaGraphExecDestroy(g);
   }
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  // The empty launch is timed again just before each size of the sweep (empty_1x32_before_<n>):
-  // each row's x_empty is against the floor of its own moment, and a floor that drifts (clocks,
-  // the order of the runs) shows in floor.csv.
-  const auto empty_now = [&] { return per_call_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); }); };
-  const auto write_floor = [&] {
-    std::ofstream floor(out_dir + "/floor.csv");
-    floor << "what,us_per_call\n";
-    for (const auto& [what, us] : floor_rows) floor << fmt::format("{},{:.3f}\n", what, us);
-  };
   fmt::print("\nthe floor, microseconds per call (back to back)\n");
   for (const auto& [what, us] : floor_rows) fmt::print("  {:<18} {:>8.2f}\n", what, us);
-  write_floor();
   // The strategies also timed as a graph of the 20 calls: the single-launch chapters and CUB.
   const std::vector<std::string> graphed = {"11_last_block", "13_clusters", "14_pdl", "cub"};
 
@@ -318,46 +309,49 @@ int main(int argc, char** argv) {
   for (const auto& size : sizes) {
     const std::size_t m = size.first;
     const SumCheck& check = size.second;
-    const double empty_us = empty_now();
+    // The empty launch again just before each size (empty_1x32_before_<n>): each row's x_empty
+    // is against the floor of its own moment, and a floor that drifts shows in floor.csv.
+    const double empty_us = per_call_us(launch_empty);
     floor_rows.emplace_back(fmt::format("empty_1x32_before_{}", m), empty_us);
-    fmt::print("{:>12}", fmt::format("2^{}", int(std::log2(double(m)))));
-    for (const Strategy& st : strategies) {
-      st.call(m);
+    // One row of sweep.csv; `sum` enqueued once first, its result checked against the reference.
+    const auto row = [&](const std::string& name, const std::function<void()>& sum,
+                         const std::function<double()>& time_us) {
+      sum();
       float got = 0;
       WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
       WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
       if (!check.passes(got)) {
-        fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", st.name, m, check.describe(got));
-        return 1;
+        fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", name, m, check.describe(got));
+        return false;
       }
-      const double us = per_call_us([&] { st.call(m); });
+      const double us = time_us();
       fmt::print(" {:>15.2f}", us);
-      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", st.name, m, us, m * sizeof(float) / (us * 1e3),
+      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", name, m, us, m * sizeof(float) / (us * 1e3),
                            us / empty_us);
+      return true;
+    };
+    fmt::print("{:>12}", fmt::format("2^{}", int(std::log2(double(m)))));
+    for (const Strategy& st : strategies) {
+      const auto call = [&] { st.call(m); };
+      if (!row(st.name, call, [&] { return per_call_us(call); })) return 1;
     }
     for (const Strategy& st : strategies) {
       if (!std::count(graphed.begin(), graphed.end(), st.name)) continue;
       const std::string name = st.name + "_graph";
       cudaGraphExec_t g = capture([&] { st.call(m); }, kBackToBack, stream, name);
       if (!g) continue;
-      WORKBOOK_CUDA_CHECK(cudaGraphLaunch(g, stream));
-      float got = 0;
-      WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&got, total.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
-      WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-      if (!check.passes(got)) {
-        fmt::print(stderr, "\n{} at n = {}: wrong sum, {}\n", name, m, check.describe(got));
-        return 1;
-      }
-      const double us = graph_us(g);
+      const bool ok = row(name, [&] { WORKBOOK_CUDA_CHECK(cudaGraphLaunch(g, stream)); }, [&] { return graph_us(g); });
       cudaGraphExecDestroy(g);
-      fmt::print(" {:>15.2f}", us);
-      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", name, m, us, m * sizeof(float) / (us * 1e3),
-                           us / empty_us);
+      if (!ok) return 1;
     }
     fmt::print("\n");
   }
 
-  write_floor();
+  {
+    std::ofstream floor(out_dir + "/floor.csv");
+    floor << "what,us_per_call\n";
+    for (const auto& [what, us] : floor_rows) floor << fmt::format("{},{:.3f}\n", what, us);
+  }
 
   char date[16];
   const std::time_t now = std::time(nullptr);
