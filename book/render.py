@@ -259,18 +259,30 @@ def token_values(ladder, sweep, seed, device, ncu, runs, seed_run, bits=()):
                 values[f"ncu:{key[0]}/{key[1]}:{alias}"] = fmt(metrics[metric])
                 if single:
                     values[f"ncu:{key[0]}:{alias}"] = fmt(metrics[metric])
-    for chapter, r in ladder.items():
-        values[f"ladder:{chapter}:gbps"] = f"{float(r['gbps']):.0f}"
-        values[f"ladder:{chapter}:pct"] = f"{float(r['percent_of_ceiling']):.1f}"
-    for r in sweep:
-        values[f"sweep:{r['strategy']}:{r['n']}:us"] = f"{float(r['us_per_call']):.2f}"
-        values[f"sweep:{r['strategy']}:{r['n']}:gbps"] = f"{float(r['gbps']):.0f}"
+    values.update(run_tokens(ladder, sweep, bits))
     for r in seed:
         values[f"seed:{r['kernel']}:{r['n']}:gbps"] = r["gbps"]
+    if bits:
+        values["bits:n"] = bits[0]["n"]
+    return values
+
+
+def run_tokens(ladder, sweep, bits, only=None):
+    """One run's own figures: ladder:, sweep:, bits: and bits-value: tokens, of the strategies in
+    `only` when it is given."""
+    values = {}
+    for chapter, r in ladder.items():
+        if only is None or chapter in only:
+            values[f"ladder:{chapter}:gbps"] = f"{float(r['gbps']):.0f}"
+            values[f"ladder:{chapter}:pct"] = f"{float(r['percent_of_ceiling']):.1f}"
+    for r in sweep:
+        if only is None or r["strategy"] in only:
+            values[f"sweep:{r['strategy']}:{r['n']}:us"] = f"{float(r['us_per_call']):.2f}"
+            values[f"sweep:{r['strategy']}:{r['n']}:gbps"] = f"{float(r['gbps']):.0f}"
     for r in bits:  # one input summed by every strategy (bits.csv): the result's bits and value
-        values[f"bits:{r['strategy']}"] = f"`{r['bits']}`"
-        values[f"bits-value:{r['strategy']}"] = r["value"]
-        values["bits:n"] = r["n"]
+        if only is None or r["strategy"] in only:
+            values[f"bits:{r['strategy']}"] = f"`{r['bits']}`"
+            values[f"bits-value:{r['strategy']}"] = r["value"]
     return values
 
 
@@ -515,17 +527,13 @@ class Book:
             ladder, sweep = run_of(d)
             bits_file = d / "bits.csv"
             bits = list(csv.DictReader(open(bits_file))) if bits_file.exists() else []
-            names = ({c for c in ladder if c not in self.ladder} |
-                     {r["strategy"] for r in sweep if not any(x["strategy"] == r["strategy"] for x in self.sweep)})
-            earlier = token_values(ladder, [r for r in sweep if r["strategy"] in names], self.seed, self.device,
-                                   self.ncu, [(ladder, sweep)], seed_run, [b for b in bits if b["strategy"] in names])
+            timed = {r["strategy"] for r in self.sweep}
+            names = {c for c in ladder if c not in self.ladder} | {r["strategy"] for r in sweep} - timed
             date = json.load(open(d / "device.json"))["date"]
             for name in names:
                 self.values.setdefault(f"run-date:{name}", date)
-                for key, value in earlier.items():
-                    if ((key.startswith((f"ladder:{name}:", f"sweep:{name}:")) or key in (f"bits:{name}", f"bits-value:{name}"))
-                            and key not in self.values):
-                        self.values[key] = value
+            for key, value in run_tokens(ladder, sweep, bits, only=names).items():
+                self.values.setdefault(key, value)
         # The floor (an empty launch, back to back) of the committed run: @@floor:<what>:us@@.
         for what, us in load_floor(results).items():
             self.values[f"floor:{what}:us"] = f"{us:.2f}"
