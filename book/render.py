@@ -19,7 +19,7 @@ A token that renders to several lines (an ncu table, the list of lessons) has it
 on lines of their own, with a blank line either side of the block between them. Code the
 lessons quote from a stub is written in the same way, as a fenced block:
 <!--@@snippet:chapters/13_clusters/kernel.cu:cluster_size@@--> names the lines between the
-two `//! [cluster_size]` lines of that file (Doxygen's snippet markers). A bare
+two `//! [cluster_size]` lines of that file (Doxygen's snippet markers; a stub's or a given header's). A bare
 @@token@@ is still read, but --update-sources writes it in the marked form, and rewrites
 every marked value from the current results (running it twice changes nothing). Building
 the book replaces each marked or bare token with its value, markers and all.
@@ -541,9 +541,12 @@ class Book:
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]
         # The main page's list of lessons (@@lessons@@), in chapter order.
         self.values["lessons"] = "\n".join(f"- \\ref lesson_{c['slug']}" for c in self.lessons)
-        # The code each lesson quotes from its stub (@@snippet:chapters/<slug>/kernel.cu:<name>@@).
+        # The code each lesson quotes from its stub (@@snippet:chapters/<slug>/kernel.cu:<name>@@)
+        # and from the given headers (@@snippet:tests/harness/workbook/<header>:<name>@@).
         for c in self.lessons:
             self.values.update(snippets(src, f"chapters/{c['slug']}/kernel.cu"))
+        for header in sorted({g for c in self.manifest["chapters"] for g in c.get("given", [])}):
+            self.values.update(snippets(src, f"tests/harness/{header}"))
 
     def sources(self):
         """Every page whose figures are written in: each chapter's lesson.md, and the main page."""

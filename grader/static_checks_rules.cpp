@@ -154,7 +154,7 @@ Rules load_rules(const std::string& manifest_path) {
   // load_manifest read the same list, in the same order: its slugs and given files are these.
   const json& chapters = field(manifest, "chapters", "manifest");
   std::vector<std::string> order;                           // slugs in the manifest's order
-  std::map<std::string, std::size_t> first_given;           // given file -> first chapter's index
+  std::map<std::string, std::vector<std::size_t>> given_to;  // given file -> the chapters' indices
   for (std::size_t i = 0; i < loaded.chapters.size(); ++i) {
     const std::string where = fmt::format("chapters[{}]", i);
     const std::string& slug = loaded.chapters[i].slug;
@@ -169,20 +169,25 @@ Rules load_rules(const std::string& manifest_path) {
       }
     }
     chapter.given = loaded.chapters[i].given;
-    for (const std::string& file : chapter.given) first_given.emplace(file, order.size());
+    for (const std::string& file : chapter.given) given_to[file].push_back(order.size());
     order.push_back(slug);
     rules.chapters[slug] = std::move(chapter);
   }
-  // Given code is the answer of the chapter before the first that is given it.
-  for (const auto& [file, first] : first_given) {
+  // A file given to every chapter from some chapter on is the answer of the chapter before that
+  // one (the block pass); a file given to some chapters only is their scaffolding.
+  for (const auto& [file, chapters] : given_to) {
+    const std::size_t first = chapters.front();
+    const bool from_first_on = first > 0 && chapters.size() == order.size() - first;
+    std::string listed;
+    for (std::size_t i : chapters) listed += (listed.empty() ? "" : ", ") + order[i];
     rules.given_files[file] =
-        first == 0
-            ? fmt::format("{} is given code only to the chapters whose entry in "
-                          "grader/manifest.json lists it under \"given\"",
-                          file)
-            : fmt::format("{} is chapter {}'s answer; chapters from {} on get it as given code "
+        from_first_on
+            ? fmt::format("{} is chapter {}'s answer; chapters from {} on get it as given code "
                           "(\"given\" in grader/manifest.json), earlier chapters write their own",
-                          file, order[first - 1], order[first]);
+                          file, order[first - 1], order[first])
+            : fmt::format("{} is given code only to the chapters whose entry in grader/manifest.json "
+                          "lists it under \"given\" ({})",
+                          file, listed);
   }
   return rules;
 }

@@ -481,6 +481,34 @@ TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
   }
 }
 
+// Given code that is no chapter's answer: workbook/cluster_launch.cuh, what launching in clusters
+// takes, is given to chapter 13 alone. Another chapter that includes it, before or after, is told
+// which chapters it is given to.
+TEST(StaticChecks, ScaffoldingGivenToOneChapter) {
+  const std::string file = "workbook/cluster_launch.cuh";
+  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "tests" / "harness" / file));
+  const std::string text =
+      "#include \"workbook/chapter.cuh\"\n#include \"workbook/cluster_launch.cuh\"\n"
+      "namespace { using namespace workbook::cluster_launch; }\n";
+  auto check = [&](const std::string& slug) {
+    const fs::path dir = work_root() / "given-once" / slug;
+    fs::create_directories(dir);
+    write(dir / "kernel.cu", text);
+    Toolchain tc = toolchain(slug, "learner", work_root() / "given-once-work");
+    tc.submission_dir = dir.parent_path().string();
+    return check_includes(tc, rules(), slug, (dir / "kernel.cu").string());
+  };
+  for (const std::string slug : {"12_grid_sync", "14_pdl"}) {
+    const std::vector<Refusal> r = check(slug);
+    ASSERT_EQ(r.size(), 1u) << slug << ":" << joined(r);
+    EXPECT_NE(r[0].reason.find("workbook/cluster_launch.cuh is given code only to the chapters whose entry in "
+                               "grader/manifest.json lists it under \"given\" (13_clusters)"),
+              std::string::npos)
+        << r[0].reason;
+  }
+  EXPECT_TRUE(check("13_clusters").empty()) << joined(check("13_clusters"));
+}
+
 // A file that lies next to the source, nvcc -M on a missing include, and a FIFO.
 TEST(StaticChecks, IncludeCornerCases) {
   const fs::path dir = work_root() / "corners" / "07_vectorized";

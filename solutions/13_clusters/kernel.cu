@@ -13,8 +13,6 @@
 // compute capability 9.0 (Hopper) or later.
 #include "workbook/chapter.cuh"
 
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <utility>
 
@@ -22,12 +20,14 @@
 #include <cuda_runtime.h>
 
 #include "workbook/block_pass.cuh"
+#include "workbook/cluster_launch.cuh"
 
 namespace {
 
 namespace cg = cooperative_groups;
 
 using namespace workbook::block_pass;
+using namespace workbook::cluster_launch;
 
 // A single block's share of partials[0, count), written by other blocks of this grid: thread t
 // adds partials[t], partials[t + threads_per_block], ... in that order, so the total depends only
@@ -56,15 +56,11 @@ using namespace workbook::block_pass;
 
 // Policy: blocks per cluster. 8 is the largest size every cluster-capable GPU must accept (the
 // portable limit); H100 and H200 accept 16 once the kernel opts in to non-portable sizes (the
-// launcher below does that for any size above 8). The kernel reads the size at run time, so this
-// is the only line to change to try 1, 2, 4 or 16. A power of two, at most max_cluster_blocks.
+// given cluster_grid does that for any size above 8). The kernel reads the size at run time, so
+// this is the only line to change to try 1, 2, 4 or 16. A power of two, at most
+// max_cluster_blocks.
 // (Which size is fastest on the H200: not measured yet.)
 constexpr unsigned cluster_blocks = 8;
-constexpr unsigned portable_cluster_blocks = 8;
-constexpr unsigned max_cluster_blocks = 16;  // the non-portable limit of H100/H200
-static_assert(cluster_blocks >= 1 && cluster_blocks <= max_cluster_blocks &&
-                  (cluster_blocks & (cluster_blocks - 1)) == 0,
-              "a power of two the hardware accepts");
 static_assert(max_cluster_blocks <= warp_size, "one warp adds up a cluster's block sums");
 
 // Workspace: the ticket counter at offset 0, one partial per cluster from a 16-byte offset, as
@@ -157,88 +153,18 @@ __global__ void __launch_bounds__(threads_per_block)
 #endif
 }
 
-// The launch configuration for `clusters` clusters of `blocks_per_cluster` blocks. The attribute
-// lives in the caller's storage: the config points at it.
-cudaLaunchConfig_t cluster_launch_config(unsigned clusters, unsigned blocks_per_cluster,
-                                         cudaLaunchAttribute& attribute, cudaStream_t stream) {
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = blocks_per_cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(clusters * blocks_per_cluster);
-  config.blockDim = dim3(threads_per_block);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return config;
+//! [cluster_grid]
+// The grid for n elements: as many blocks as one round of loads per thread needs (chapter 07),
+// in clusters of cluster_blocks, at most twice the clusters that fit at once (the given
+// cluster_grid). It depends on n alone, so workspace_bytes(n) knows it.
+ClusterGrid grid_for(std::size_t n) {
+  return cluster_grid<reduce_clusters, cluster_blocks, threads_per_block>(
+      (n + floats_per_block_round - 1) / floats_per_block_round);
 }
-
-// How many clusters of cluster_blocks blocks of this kernel fit on the device at once
-// (cudaOccupancyMaxActiveClusters: a cluster needs free room on SMs of one GPC at the same
-// time). Looked up once per device, as chapter 11 caches its resident blocks: the launcher runs
-// on every call, and the lookups cost host time that shows at small n. 0 = not looked up yet.
-constexpr int max_cached_devices = 64;
-std::atomic<unsigned> cached_resident_clusters[max_cached_devices];
-
-unsigned query_resident_clusters() {
-  if (cluster_blocks > portable_cluster_blocks) {
-    // Sizes above 8 are refused (cudaErrorInvalidClusterSize) unless the kernel opts in.
-    cudaFuncSetAttribute(reduce_clusters, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  }
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_launch_config(1, cluster_blocks, attribute, nullptr);
-  int clusters = 0;
-  cudaOccupancyMaxActiveClusters(&clusters, reduce_clusters, &config);
-  return static_cast<unsigned>(std::max(clusters, 0));
-}
-
-unsigned resident_clusters() {
-  int device = 0;
-  cudaGetDevice(&device);  // a host-side lookup: nothing waits on the GPU
-  if (device < 0 || device >= max_cached_devices) {
-    return query_resident_clusters();
-  }
-  unsigned clusters = cached_resident_clusters[device].load(std::memory_order_relaxed);
-  if (clusters == 0) {
-    clusters = query_resident_clusters();
-    cached_resident_clusters[device].store(clusters, std::memory_order_relaxed);
-  }
-  return clusters;
-}
-
-// The grid for n elements, as clusters x blocks per cluster. Blocks: as many as one round of
-// loads per thread needs (chapter 07), at least one. Fewer than cluster_blocks: one cluster of
-// that many blocks rounded up to a power of two (a single block for n <= 4096). Otherwise
-// clusters of cluster_blocks, no more than twice what fits at once. It depends on n alone (not on the
-// alignment of `in`), so workspace_bytes(n) knows it.
-struct ClusterGrid {
-  unsigned clusters;
-  unsigned blocks_per_cluster;
-};
-
-ClusterGrid cluster_grid(std::size_t n) {
-  const std::size_t useful_blocks =
-      std::max<std::size_t>(1, (n + floats_per_block_round - 1) / floats_per_block_round);
-  if (useful_blocks < cluster_blocks) {
-    unsigned blocks = 1;
-    while (blocks < useful_blocks) {
-      blocks *= 2;
-    }
-    return {1, blocks};
-  }
-  const std::size_t useful_clusters = (useful_blocks + cluster_blocks - 1) / cluster_blocks;
-  // Twice the clusters that fit at once: the clusters of 8 do not tile the GPCs' SMs exactly,
-  // and the second wave fills what the first leaves idle (the ticket never waits, so a cluster
-  // that starts late is safe). NVIDIA H200, CUDA 13.0, 2026-12-01, n = 2^27, back to back:
-  // 4160 GB/s with the resident clusters alone, 4204 with twice as many.
-  const std::size_t resident = 2 * std::size_t{std::max(1u, resident_clusters())};
-  return {static_cast<unsigned>(std::min(resident, useful_clusters)), cluster_blocks};
-}
+//! [cluster_grid]
 
 std::size_t workspace_bytes(std::size_t n) {
-  const ClusterGrid grid = cluster_grid(n);
+  const ClusterGrid grid = grid_for(n);
   if (grid.clusters == 1) {
     return 0;  // the fast path uses no partials and no ticket
   }
@@ -249,10 +175,7 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
   // n == 0 needs no special case: one block finds nothing to load and writes 0 to *out.
 
   const Split s = split_at_16_bytes(in, n);  // as in chapter 07
-  const ClusterGrid grid = cluster_grid(n);
-  if (grid.blocks_per_cluster > portable_cluster_blocks) {
-    resident_clusters();  // makes sure the non-portable opt-in is set on this device
-  }
+  const ClusterGrid grid = grid_for(n);
   unsigned* counter = nullptr;
   float* partials = nullptr;
   if (grid.clusters > 1) {
@@ -260,11 +183,12 @@ void reduce(const float* in, std::size_t n, float* out, void* workspace, cudaStr
     partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + partials_offset_bytes);
   }
 
-  // A launch with the cluster size as an attribute: the same compiled kernel runs with any
-  // size. (__cluster_dims__(8, 1, 1) on the kernel would fix it at compile time instead, and
-  // then <<<...>>> works too.)
+  // A launch with the cluster size as an attribute (the given cluster_launch_config): the same
+  // compiled kernel runs with any size. (__cluster_dims__(8, 1, 1) on the kernel would fix it at
+  // compile time instead, and then <<<...>>> works too.)
   cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_launch_config(grid.clusters, grid.blocks_per_cluster, attribute, stream);
+  const cudaLaunchConfig_t config =
+      cluster_launch_config(grid.clusters, grid.blocks_per_cluster, threads_per_block, attribute, stream);
   cudaLaunchKernelEx(&config, reduce_clusters, in, n, s.head, s.body, s.body_vectors,
                      s.tail_begin, partials, counter, out);
 }
