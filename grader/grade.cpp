@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile.hpp"
-#include "gpu.hpp"
+#include "tester.hpp"
 #include "merge.hpp"
 #include "pool.hpp"
 #include "progress.hpp"

@@ -23,7 +23,7 @@
 
 #include "build.hpp"
 #include "process.hpp"
-#include "gpu.hpp"
+#include "timing_gate.hpp"
 #include "pool.hpp"
 #include "progress.hpp"
 #include "report.hpp"

@@ -1,0 +1,377 @@
+#include "tester.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "run.hpp"
+#include "score.hpp"
+#include "text.hpp"
+#include "workbook/channel.hpp"
+#include "workbook/names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+namespace names = workbook::names;
+namespace st = workbook::names::status;
+
+// The longest test takes about a second alone on the GPU (H200, 2026-11-30); a call of the
+// chapter's code that takes longer than kCallLimit is a hang, which the judge reports itself, and a
+// judge that reports nothing for kSilenceLimit is ended.
+constexpr double kCallLimit = 10;
+constexpr double kSilenceLimit = 15;
+
+// A Bandwidth test's figures: the subject's GB/s and the ceiling's, when it measured them.
+std::optional<double> subject_gbps(const TestRecord& t) {
+  return t.bandwidth ? std::optional<double>(t.bandwidth->subject_gbps) : std::nullopt;
+}
+std::optional<double> ceiling_gbps(const TestRecord& t) {
+  return t.bandwidth ? std::optional<double>(t.bandwidth->ceiling_gbps) : std::nullopt;
+}
+
+void add_failure(ChapterResult& r, const std::string& name, const std::string& message) {
+  r.failed.push_back({name, message});
+  const std::string group(names::group_of(name));
+  if (std::find(r.failed_groups.begin(), r.failed_groups.end(), group) == r.failed_groups.end()) {
+    r.failed_groups.push_back(group);
+  }
+}
+
+void interrupt(ChapterResult& r) {
+  r.status = st::kInterrupted;
+  r.detail = "the grader was interrupted while grading this chapter";
+}
+
+// The name of the test that was running when a process stopped: the first
+// expected test it did not report.
+std::string running_test(const TestRun& t, const std::vector<std::string>& expected) {
+  for (const std::string& name : expected) {
+    if (!t.find(name)) return name;
+  }
+  return "";
+}
+
+// Checks that a run reported exactly the expected tests; "" if it did.
+std::string incomplete(const TestRun& t, const std::vector<std::string>& expected) {
+  std::set<std::string> seen;
+  for (const TestRecord& rec : t.tests) {
+    if (!std::count(expected.begin(), expected.end(), rec.name)) {
+      return fmt::format("it reported a test the grader did not ask for: {}", rec.name);
+    }
+    if (!seen.insert(rec.name).second) return fmt::format("it reported test {} twice", rec.name);
+  }
+  if (t.unreadable_lines) return fmt::format("{} of its result lines were unreadable", t.unreadable_lines);
+  if (t.process.channel_overflowed) return "it sent more results than any test run can";
+  if (seen.size() != expected.size() || !t.ended) {
+    return fmt::format("it reported {} of the {} tests{}", seen.size(), expected.size(),
+                       t.ended ? "" : " and never said it had finished");
+  }
+  return "";
+}
+
+std::string process_end(const ProcessResult& p) {
+  if (p.signal) return fmt::format("died of signal {} ({})", p.signal, strsignal(p.signal));
+  return fmt::format("exited with status {}", p.exit_code);
+}
+
+// Sets the chapter's status where a test process did not run to its end as it
+// must; true if it did.
+bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, int limit_s,
+                    const std::string& log, ChapterResult& r) {
+  if (t.process.interrupted) {
+    interrupt(r);
+    return false;
+  }
+  if (t.process.timed_out) {
+    const std::string test = !t.started.empty() && !t.find(t.started) ? t.started : running_test(t, expected);
+    r.status = st::kTimedOut;
+    r.detail = fmt::format("{}{}: a kernel that never finishes (a __syncthreads() some threads never "
+                           "reach, or a loop that never ends)",
+                           t.process.silent ? fmt::format("no result for {:.0f} s", kSilenceLimit)
+                                            : fmt::format("no result after {} s", limit_s),
+                           test.empty() ? "" : ", in test " + test);
+    return false;
+  }
+  if (!t.hang.empty()) {
+    r.status = st::kTimedOut;
+    r.detail = fmt::format("in test {} (a __syncthreads() some threads never reach, or a loop that never ends)",
+                           t.hang);
+    return false;
+  }
+  if (!t.context_lost.empty()) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("in test {}; no later test could run (typically an out-of-bounds or misaligned "
+                           "access broke the CUDA context)",
+                           t.context_lost);
+    return false;
+  }
+  if (t.process.signal) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("the test process {} during test {}\n{}", process_end(t.process),
+                           running_test(t, expected), tail_of(log, 6));
+    return false;
+  }
+  if (!t.problem.empty()) {
+    r.status = st::kFailed;
+    r.detail = t.problem;
+    return false;
+  }
+  if (!t.began) {
+    r.status = st::kCrashed;
+    r.detail = fmt::format("the test process {} before it reported anything\n{}", process_end(t.process),
+                           tail_of(log, 6));
+    return false;
+  }
+  if (const std::string why = incomplete(t, expected); !why.empty()) {
+    r.status = st::kIncomplete;
+    r.detail = fmt::format("the test process {}, and {}: a run that stops early or skips tests is "
+                           "not graded (last test started: {})",
+                           process_end(t.process), why, running_test(t, expected));
+    return false;
+  }
+  return true;
+}
+
+// Counts the tests: every test that ran and was not skipped is a correctness
+// test, the timed test's checks of its calls included.
+void tally(const TestRun& t, ChapterResult& r) {
+  if (!t.where.empty() && r.isolation.empty()) {
+    r.isolation = t.where;
+    r.sandboxed = t.sandboxed;
+  }
+  r.output_bytes = std::max(r.output_bytes, t.output_bytes);
+  r.output_kept = std::max(r.output_kept, t.output_kept);
+  for (const TestRecord& rec : t.tests) {
+    r.tests.push_back({rec.name, rec.result});
+    if (rec.group == "Bandwidth") {
+      r.learner_gbps = subject_gbps(rec);
+      r.learner_ceiling_gbps = ceiling_gbps(rec);
+    }
+    if (rec.result == "skipped") continue;
+    ++r.tests_total;
+    if (rec.result == "passed") {
+      ++r.tests_passed;
+      continue;
+    }
+    std::string message;
+    for (const std::string& f : rec.failures) message += f + "\n";
+    add_failure(r, rec.name, message);
+  }
+}
+
+struct Shared {
+  TimingGate& g;
+  explicit Shared(TimingGate& gate) : g(gate) { g.lock_shared(); }
+  ~Shared() { g.unlock_shared(); }
+};
+struct Alone {
+  TimingGate& g;
+  explicit Alone(TimingGate& gate) : g(gate) { g.lock(); }
+  ~Alone() { g.unlock(); }
+};
+
+// A process's row in the timeline, from when the GPU was granted to the end of the scope.
+struct Entry {
+  Timeline& timeline;
+  std::string submission, chapter, what;
+  int gpu;
+  Timeline::Clock::time_point asked, started = Timeline::Clock::now();
+  Entry(Timeline& t, std::string s, std::string c, std::string w, int g, Timeline::Clock::time_point a)
+      : timeline(t), submission(std::move(s)), chapter(std::move(c)), what(std::move(w)), gpu(g), asked(a) {}
+  ~Entry() { timeline.add(submission, chapter, what, gpu, asked, started); }
+};
+
+}  // namespace
+
+// A feature the chapter needs that this GPU lacks ("" if none). Cooperative launch is
+// left to the test process, which asks the device; every current GPU has it.
+std::string GpuTester::unmet(const workbook::ChapterSpec& spec) const {
+  return workbook::unmet_requirement(spec, gpu_.requirement_cc, true);
+}
+
+std::map<std::string, std::string> GpuTester::env() const {
+  std::map<std::string, std::string> e = {{"WORKBOOK_SEED", std::to_string(session_.options().seed)}};
+  if (!gpu_.visible.empty()) e["CUDA_VISIBLE_DEVICES"] = gpu_.visible;
+  return e;
+}
+
+std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
+                                                  const std::string& runner, const std::string& filter,
+                                                  const std::vector<std::string>& wrap) const {
+  std::vector<std::string> argv = {session_.judge(), "--chapter=" + spec.slug, "--subject=" + subject,
+                                   "--runner=" + runner, "--sandbox=" + session_.sandbox_helper(),
+                                   fmt::format("--call-timeout={:.0f}", wrap.empty() ? kCallLimit : 4 * kCallLimit),
+                                   fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
+  for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
+  argv.push_back("--gtest_filter=" + filter);
+  return argv;
+}
+
+bool GpuTester::measure_references(const std::string& log_dir) {
+  Alone alone(gate_);
+  for (const workbook::ChapterSpec* spec : session_.chosen()) {
+    if (!unmet(*spec).empty()) continue;  // the chapter is skipped on this GPU
+    const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
+    Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
+    const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
+                                              gtest_filter(session_.alone_tests(spec->slug))),
+                                log, session_.limit(*spec), env(), kSilenceLimit);
+    if (t.process.interrupted) return false;
+    std::pair<std::optional<double>, std::optional<double>> m;
+    for (const TestRecord& rec : t.tests) {
+      if (rec.group == "Bandwidth" && rec.result == "passed") {
+        m = {subject_gbps(rec), ceiling_gbps(rec)};
+      }
+    }
+    if (!m.first) {
+      fmt::print(stderr, "grader: the reference of {} could not be measured on GPU {} (log: {})\n", spec->slug,
+                 gpu_.index, log);
+    }
+    reference_[spec->slug] = m;
+  }
+  return true;
+}
+
+void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                             const std::string& slot_dir, ChapterResult& r) {
+  if (const std::string feature = unmet(*r.spec); !feature.empty()) {
+    r.status = fmt::format("{}{}", st::kSkippedNeeds, feature);
+    r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); GPU {} is sm_{}: not graded "
+                           "here, and its points do not count",
+                           feature, gpu_.index, gpu_.requirement_cc);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto it = reference_.find(r.spec->slug);
+  if (it != reference_.end()) {
+    r.reference_gbps = it->second.first;
+    r.reference_ceiling_gbps = it->second.second;
+  }
+  run_shared(submission, runner, log_dir, r);
+  if (r.status.empty() && r.correct()) run_alone(submission, runner, log_dir, r);
+  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
+  if (r.status.empty()) score(r);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void GpuTester::run_shared(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                           ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
+  TestRun t;
+  {
+    const auto asked = Timeline::Clock::now();
+    Shared shared(gate_);
+    Entry entry(session_.timeline(), submission, spec.slug, "tests", gpu_.index, asked);
+    t = run_tests(judge_command(spec, "learner", runner, "-" + gtest_filter(session_.alone_tests(spec.slug))), log,
+                  session_.limit(spec), env(), kSilenceLimit);
+  }
+  tally(t, r);
+  ran_to_the_end(t, session_.shared_tests(spec.slug), session_.limit(spec), log, r);
+}
+
+void GpuTester::run_alone(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                          ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".alone.log")).string();
+  TestRun t;
+  {
+    const auto asked = Timeline::Clock::now();
+    Alone alone(gate_);
+    Entry entry(session_.timeline(), submission, spec.slug, "alone", gpu_.index, asked);
+    t = run_tests(judge_command(spec, "learner", runner, gtest_filter(session_.alone_tests(spec.slug))), log,
+                  session_.limit(spec), env(), kSilenceLimit);
+  }
+  tally(t, r);
+  ran_to_the_end(t, session_.alone_tests(spec.slug), session_.limit(spec), log, r);
+}
+
+// Runs the sanitized tests under each compute-sanitizer tool; a finding
+// fails the chapter's correctness, with the tool's first lines as the reason.
+void GpuTester::sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                         const std::string& slot_dir, ChapterResult& r) {
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string sanitizer = find_tool("compute-sanitizer");
+  if (sanitizer.empty()) return;
+  // The three tools at once: each run is mostly the tool's own start-up on the CPU (about 3 of its
+  // 4 s on the H200, 2026-12-02), so running them side by side shortens a chapter without
+  // taking anything from the tests.
+  std::vector<std::string> logs;
+  for (std::string_view tool : names::kSanitizerTools) {
+    logs.push_back((fs::path(log_dir) / fmt::format("{}.{}.log", spec.slug, tool)).string());
+  }
+  std::vector<TestRun> runs(names::kSanitizerTools.size());
+  std::vector<std::thread> tools;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    tools.emplace_back([&, k] {
+      const std::string tool(names::kSanitizerTools[k]);
+      const auto asked = Timeline::Clock::now();
+      Shared shared(gate_);
+      Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
+      runs[k] = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
+                                        {sanitizer, "--tool", tool, "--error-exitcode",
+                                         std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
+                          logs[k], 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
+    });
+  }
+  for (std::thread& t : tools) t.join();
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::string tool(names::kSanitizerTools[k]);
+    const std::string& log = logs[k];
+    const TestRun& t = runs[k];
+    if (t.process.interrupted) return interrupt(r);
+    ++r.tests_total;  // each tool's run counts as one more correctness test
+    std::string what;
+    if (t.process.timed_out || !t.hang.empty()) {
+      what = "timed out under compute-sanitizer " + tool;
+    } else if (t.runner_exit == workbook::channel::kSanitizerFoundErrors) {
+      what = "compute-sanitizer " + tool + " reports errors";
+    } else if (const std::string why = incomplete(t, session_.sanitized_tests(spec.slug)); !why.empty()) {
+      what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
+    } else if (t.process.exit_code != 0 || t.runner_exit != 0 ||
+               std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == "failed"; })) {
+      what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
+                         "exited with status {})",
+                         tool, process_end(t.process), t.runner_exit);
+    } else {
+      ++r.tests_passed;
+      r.tests.push_back({"Sanitizer." + tool, "passed"});
+      continue;
+    }
+    r.tests.push_back({"Sanitizer." + tool, "failed"});
+    // The tool's findings, with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
+    std::string findings;
+    std::istringstream in(read_bounded(log));
+    int kept = 0;
+    for (std::string line; std::getline(in, line) && kept < 10;) {
+      if (line.rfind("=========", 0) == 0 && line.size() > 10) {
+        for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
+        findings += line + "\n";
+        ++kept;
+      }
+    }
+    add_failure(r, "Sanitizer." + tool,
+                fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
+    // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
+    const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
+    r.detail = what + (!finding ? ""
+                       : tool == "racecheck"
+                           ? ": a shared-memory data race (threads of one warp are not in lockstep on "
+                             "Volta and later: order their accesses with __syncwarp())"
+                       : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
+                                             : ": an out-of-bounds or misaligned memory access");
+    return;
+  }
+}
+
+}  // namespace grader

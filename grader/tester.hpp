@@ -1,0 +1,57 @@
+// One GPU's share of the grading: the references measured on it, and each built chapter's
+// tests, several processes at once, with every timed run alone on the GPU (timing_gate.hpp).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu.hpp"
+#include "result.hpp"
+#include "session.hpp"
+#include "timing_gate.hpp"
+
+namespace grader {
+
+class GpuTester {
+ public:
+  //! `jobs`: the test processes that run at once on this GPU; timed runs wait for half of them.
+  GpuTester(Session& session, Gpu gpu, int jobs = 1)
+      : session_(session), gpu_(std::move(gpu)), gate_(std::max(1, jobs / 2)) {}
+
+  //! Measures each chosen chapter's reference, alone on the GPU; false if interrupted.
+  bool measure_references(const std::string& log_dir);
+
+  //! Tests a built chapter (its runner, session.slot_runner) and scores it. Several
+  //! chapters may be tested at once from different threads.
+  void test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                    const std::string& slot_dir, ChapterResult& r);
+
+  const Gpu& gpu() const { return gpu_; }
+
+ private:
+  //! The tests that may share the GPU, then (if they pass) those that need it alone.
+  void run_shared(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                  ChapterResult& r);
+  void run_alone(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                 ChapterResult& r);
+  void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                const std::string& slot_dir, ChapterResult& r);
+  //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`
+  //! (`subject`: learner or reference), started by `wrap` (a tool) if given.
+  std::vector<std::string> judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
+                                         const std::string& runner, const std::string& filter,
+                                         const std::vector<std::string>& wrap = {}) const;
+  std::map<std::string, std::string> env() const;
+  std::string unmet(const workbook::ChapterSpec& spec) const;
+
+  Session& session_;
+  Gpu gpu_;
+  TimingGate gate_;
+  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
+};
+
+}  // namespace grader

@@ -1,0 +1,35 @@
+// The timing gate: many test processes may share a GPU, and a timed run has it to itself.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace grader {
+
+//! Many test processes may share a GPU; a timed run has it to itself. Timed runs
+//! are served in batches: each batch must first wait for the shared processes to
+//! drain, which takes seconds, so the gate lets shared work go on until `batch`
+//! timed runs wait (or the first of them has waited `patience_s`, or nothing shared
+//! runs), then stops new shared work and runs every waiting timed run, one after
+//! the other, before shared work resumes.
+class TimingGate {
+ public:
+  explicit TimingGate(int batch = 1, double patience_s = 20) : batch_(batch), patience_s_(patience_s) {}
+  void lock_shared();
+  void unlock_shared();
+  void lock();
+  void unlock();
+
+ private:
+  bool draining() const;  // with m_ held: timed runs go next
+  std::mutex m_;
+  std::condition_variable cv_;
+  const int batch_;
+  const double patience_s_;
+  int shared_ = 0, waiting_ = 0;
+  bool exclusive_ = false, serving_ = false;  // serving_: a batch is being run
+  std::chrono::steady_clock::time_point first_wait_{};
+};
+
+}  // namespace grader
