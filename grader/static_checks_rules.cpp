@@ -116,9 +116,9 @@ IdeaPattern parse_idea(const json& v, const std::string& where) {
 // ---------------------------------------------------------------------------------------------
 
 Rules load_rules(const std::string& manifest_path) {
-  // The chapters, their order and their given code as the harness reads them (and checks them);
-  // from the file itself only what the static checks alone use: "trust", "symbols" and "idea".
-  const workbook::Manifest loaded = workbook::load_manifest(manifest_path);
+  // One parse: the chapters, their order and their given code as the harness reads them (and
+  // checks them); from the document itself only what the static checks alone use: "trust",
+  // "symbols" and "idea".
   std::ifstream in(manifest_path);
   if (!in) throw std::runtime_error(fmt::format("manifest: cannot read {}", manifest_path));
   json manifest;
@@ -127,6 +127,7 @@ Rules load_rules(const std::string& manifest_path) {
   } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("manifest: {} is not JSON: {}", manifest_path, e.what()));
   }
+  const workbook::Manifest loaded = workbook::manifest_from_json(manifest, manifest_path);
   Rules rules;
   const json& trust = field(manifest, "trust", "manifest");
   const json& includes = field(trust, "refused_includes", "trust");

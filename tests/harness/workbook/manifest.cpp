@@ -96,9 +96,18 @@ std::string given_problem(const std::string& file) {
 Manifest load_manifest(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw std::runtime_error(fmt::format("cannot open the manifest {}", path));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
+  }
+  return manifest_from_json(doc, path);
+}
+
+Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) {
   Manifest manifest;
   try {
-    const nlohmann::json doc = nlohmann::json::parse(file);
     for (const auto& c : doc.at("chapters")) {
       ChapterSpec spec;
       spec.slug = c.at("slug").get<std::string>();

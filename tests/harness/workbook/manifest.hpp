@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace workbook {
 
 struct ChapterSpec {
@@ -51,6 +53,10 @@ std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, b
 //! Reads and validates the manifest; throws std::runtime_error naming the
 //! file and the field on any problem.
 Manifest load_manifest(const std::string& path);
+
+//! The same from a manifest already parsed (`where`: the file, for messages), for a reader that
+//! also needs sections of its own (the grader's static checks: "trust", "symbols", "idea").
+Manifest manifest_from_json(const nlohmann::json& doc, const std::string& where);
 
 //! Why `file` cannot be a chapter's given code ("" if it can): it must be a header of the harness,
 //! workbook/<name>, relative, without "..", and not workbook/chapter.cuh or workbook/contract.hpp,
