@@ -117,7 +117,8 @@ def _count(v):
 
 
 NCU_ROWS = {
-    "time": ("gpu__time_duration.sum", "kernel time", lambda v: f"{v / 1e3:.1f}\u00a0µs"),
+    "time": ("gpu__time_duration.sum", "kernel time",
+             lambda v: f"{v / 1e3:.2f}\u00a0µs" if v < 1e4 else f"{v / 1e3:.1f}\u00a0µs"),
     "dram_bytes": ("dram__bytes_read.sum", "bytes read from DRAM", lambda v: f"{v / 1e6:.1f}\u00a0MB"),
     "dram_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput, % of peak",
                  lambda v: f"{v:.1f}\u00a0%"),
@@ -150,9 +151,14 @@ NCU_ROWS = {
                   "achieved occupancy (active warps, % of max)", lambda v: f"{v:.1f}\u00a0%"),
     "grid": ("launch__grid_size", "blocks in the grid", lambda v: f"{v:,.0f}"),
     "regs": ("launch__registers_per_thread", "registers per thread", lambda v: f"{v:.0f}"),
-    "cluster_size": ("launch__cluster_size", "blocks per cluster (1: no clusters)", lambda v: f"{v:.0f}"),
-    "clusters_fit": ("launch__cluster_max_active", "clusters that fit at once", lambda v: f"{v:.0f}"),
-    "cluster_occ": ("launch__occupancy_cluster_pct", "cluster occupancy", lambda v: f"{v:.1f}\u00a0%"),
+    # ncu reports 0 for these where the launch has no clusters.
+    "cluster_size": ("launch__cluster_size", "blocks per cluster", lambda v: f"{v:.0f}" if v else "(none)"),
+    "clusters_fit": ("launch__cluster_max_active", "clusters that fit at once", lambda v: f"{v:.0f}" if v else "–"),
+    "cluster_occ": ("launch__occupancy_cluster_pct", "cluster occupancy",
+                    lambda v: f"{v:.1f}\u00a0%" if v else "–"),
+    "limit_warps": ("launch__occupancy_limit_warps", "blocks per SM, as the warps allow", lambda v: f"{v:.0f}"),
+    "limit_regs": ("launch__occupancy_limit_registers", "blocks per SM, as the registers allow",
+                   lambda v: f"{v:.0f}"),
     "dshared_st": ("smsp__sass_inst_executed_op_dshared_st.sum", "distributed shared memory stores", _count),
     "global_st": ("smsp__sass_inst_executed_op_global_st.sum", "global store instructions", _count),
     "global_atom": ("smsp__sass_inst_executed_op_global_atom.sum", "global atomic instructions", _count),
@@ -160,10 +166,28 @@ NCU_ROWS = {
 
 
 def load_ncu(results):
-    """{(chapter, kernel): {metric: value}} in launch order, and the profile's description."""
+    """{(chapter, kernel): {metric: value}} in launch order, and the profile's description. The
+    experiments' raw profiles (experiments/ncu_<slug>_<n>.csv, ncu's own CSV of one launch at n
+    elements) join them as chapter `<slug>#<n>`."""
     kernels = {}
     for r in csv.DictReader(open(results / "ncu.csv")):
         kernels.setdefault((r["chapter"], r["kernel"]), {})[r["metric"]] = float(r["value"])
+    for path in sorted((results / "experiments").glob("ncu_*_*.csv")):
+        m = re.fullmatch(r"ncu_(\d\d_\w+?)_(\d+)\.csv", path.name)
+        if not m:
+            continue
+        lines = path.read_text().splitlines()
+        header = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+        if header is None:
+            sys.exit(f"{path}: no ncu CSV in it")
+        rows = list(csv.DictReader(lines[header:]))
+        first = rows[0]["ID"]  # the first launch profiled
+        for r in rows:
+            if r["ID"] != first:
+                continue
+            kernel = re.sub(r"\(.*", "", r["Kernel Name"]).split("::")[-1]
+            value = float(r["Metric Value"].replace(",", ""))
+            kernels.setdefault((f"{m.group(1)}#{m.group(2)}", kernel), {})[r["Metric Name"]] = value
     return kernels, json.load(open(results / "ncu.json"))
 
 
@@ -181,8 +205,11 @@ def ncu_columns(kernels, chapters, versions):
         if not ks:
             sys.exit(f"no ncu results for {chapter} in book/results/ncu.csv")
         for k in ks:
-            version = versions.get(slug, slug)
+            base, _, n = slug.partition("#")
+            version = versions.get(base, base)
             name = version if version.startswith("V") else f"ch. {version}"
+            if n:
+                name += f", \\f$2^{{{int(n).bit_length() - 1}}}\\f$"
             cols.append(((slug, k), f"{name} `{k}`" if len(ks) > 1 or only else name))
     return cols
 
@@ -535,6 +562,10 @@ class Book:
             for key, value in run_tokens(ladder, sweep, bits, only=names).items():
                 self.values.setdefault(key, value)
         # The floor (an empty launch, back to back) of the committed run: @@floor:<what>:us@@.
+        raw = json.load(open(results / "experiments" / "ncu.json"))
+        self.values["ncu-experiments-measured"] = (
+            f"{raw['gpu']}, driver {raw['driver']}, CUDA {raw['cuda']}, Nsight Compute {raw['ncu']}, "
+            f"one launch profiled, measured {raw['date']}")
         for what, us in load_floor(results).items():
             self.values[f"floor:{what}:us"] = f"{us:.2f}"
         self.lessons = [c for c in self.manifest["chapters"]
