@@ -65,48 +65,36 @@ struct Chapter : ChapterReport {
   }
 };
 
-// A report as the formats see it: its fields, the device in words, its chapters with their kinds.
-struct Report {
-  std::string id, name, date, device, reason;  // id: the folder-safe name; name: as given
-  bool graded = true, complete = true, interrupted = false;
-  double points = 0, max_points = 0;
-  std::optional<double> seconds;
-  std::vector<Chapter> chapters;
+// A report as the formats see it: the report itself (report_document.hpp), the device in words, and
+// its chapters with their kinds.
+struct Report : ReportDocument {
+  std::string device_text;     // "no GPU" when graded without one
+  std::vector<Chapter> views;  // chapters, each with its kind
 };
 
 Report report_of(const json& r) {
-  const ReportDocument doc = r.get<ReportDocument>();
   Report rep;
-  rep.id = doc.id;
-  rep.name = doc.name;
-  rep.date = doc.date;
-  if (doc.device) {
-    rep.device = doc.device->name;
+  static_cast<ReportDocument&>(rep) = r.get<ReportDocument>();
+  if (rep.device) {
+    rep.device_text = rep.device->name;
     std::vector<std::string> parts;
-    if (doc.device->multiprocessors) parts.push_back(fmt::format("{} multiprocessors", *doc.device->multiprocessors));
-    if (!doc.device->driver_cuda.empty()) parts.push_back("driver CUDA " + doc.device->driver_cuda);
-    if (!doc.device->runtime_cuda.empty()) parts.push_back("runtime CUDA " + doc.device->runtime_cuda);
+    if (rep.device->multiprocessors) parts.push_back(fmt::format("{} multiprocessors", *rep.device->multiprocessors));
+    if (!rep.device->driver_cuda.empty()) parts.push_back("driver CUDA " + rep.device->driver_cuda);
+    if (!rep.device->runtime_cuda.empty()) parts.push_back("runtime CUDA " + rep.device->runtime_cuda);
     if (!parts.empty()) {
-      rep.device += " (";
-      for (std::size_t i = 0; i < parts.size(); ++i) rep.device += (i ? ", " : "") + parts[i];
-      rep.device += ")";
+      rep.device_text += " (";
+      for (std::size_t i = 0; i < parts.size(); ++i) rep.device_text += (i ? ", " : "") + parts[i];
+      rep.device_text += ")";
     }
   } else {
-    rep.device = "no GPU";
+    rep.device_text = "no GPU";
   }
-  rep.graded = doc.graded;
-  rep.reason = doc.not_graded_reason;
-  rep.complete = doc.complete;
-  rep.interrupted = doc.interrupted;
-  rep.points = doc.points;
-  rep.max_points = doc.max_points;
-  rep.seconds = doc.seconds;
-  for (const ChapterReport& c : doc.chapters) rep.chapters.emplace_back(c);
+  for (const ChapterReport& c : rep.chapters) rep.views.emplace_back(c);
   return rep;
 }
 
 std::string not_graded_line(const Report& r) {
-  return r.reason.empty() ? "Not graded." : "Not graded: " + r.reason;
+  return r.not_graded_reason.empty() ? "Not graded." : "Not graded: " + r.not_graded_reason;
 }
 
 std::string points_text(double v) { return fmt::format("{:g}", v); }
@@ -215,7 +203,7 @@ std::string feedback_markdown(const json& report) {
           "no points were given and none were lost.\n\n";
   }
   if (!r.date.empty()) md += "- **Date:** " + md_text(r.date) + "\n";
-  md += "- **Device:** " + md_text(r.device) + "\n";
+  md += "- **Device:** " + md_text(r.device_text) + "\n";
   md += r.graded ? "- **Total:** " + points_text(r.points) + " / " + points_text(r.max_points) + " points\n"
                  : "- **Total:** not graded (" + points_text(r.max_points) + " points to earn)\n";
   if (r.graded && (r.interrupted || !r.complete)) {
@@ -225,7 +213,7 @@ std::string feedback_markdown(const json& report) {
 
   md += "\n| Chapter | Status | Correctness tests | GB/s | % of reference (needed) | Points |\n"
         "|---|---|---|---|---|---|\n";
-  for (const Chapter& c : r.chapters) {
+  for (const Chapter& c : r.views) {
     const std::string correctness = c.tests_total > 0 ? fmt::format("{}/{}", c.tests_passed, c.tests_total) : "-";
     const std::string gbps = c.learner_gbps ? fmt::format("{:.0f}", *c.learner_gbps) : "-";
     std::string pct = c.bandwidth_ratio ? fmt::format("{:.1f}%", 100 * *c.bandwidth_ratio) : "-";
@@ -237,7 +225,7 @@ std::string feedback_markdown(const json& report) {
           correctness + " | " + gbps + " | " + md_cell(pct) + " | " + points + " |\n";
   }
 
-  for (const Chapter& c : r.chapters) {
+  for (const Chapter& c : r.views) {
     if (c.kind == Kind::passed) continue;
     md += "\n## " + md_text(c.label()) + ": " + md_text(c.status.empty() ? "no status" : c.status) + "\n\n";
     if (!c.detail.empty()) {
@@ -312,8 +300,8 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
   const Report r = report_of(report);
   json tests = json::array();
   json leaderboard = json::array();
-  for (std::size_t i = 0; i < r.chapters.size(); ++i) {
-    const Chapter& c = r.chapters[i];
+  for (std::size_t i = 0; i < r.views.size(); ++i) {
+    const Chapter& c = r.views[i];
     const bool scored = r.graded && c.graded();
     json correctness = {{"name", c.label() + ": correctness"},
                         {"name_format", "text"},
@@ -355,8 +343,8 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
              "\nThe grader could not grade this submission: the score of 0 is a placeholder, not a grade, "
              "and the tests below show no results. Ask the course staff to grade it again.\n";
   }
-  output += "Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device + ".\n";
-  for (const Chapter& c : r.chapters) {
+  output += "Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text + ".\n";
+  for (const Chapter& c : r.views) {
     output += c.slug + ": " + (c.status.empty() ? "no status" : c.status);
     if (r.graded && c.graded()) output += ", " + points_text(c.points) + "/" + points_text(c.max_points);
     output += "\n";
@@ -379,7 +367,7 @@ std::string prairielearn_results(const json& report) {
   const Report r = report_of(report);
   json tests = json::array();
   std::string output;
-  for (const Chapter& c : r.chapters) {
+  for (const Chapter& c : r.views) {
     const bool scored = r.graded && c.graded();
     const std::string body = correctness_report(c, c.failed.size()) + "\nPerformance: " + performance_report(c);
     json t = {{"name", valid_utf8(c.label())},
@@ -406,7 +394,7 @@ std::string prairielearn_results(const json& report) {
     doc["message"] = valid_utf8(not_graded_line(r));
     doc["format_errors"] = json::array({valid_utf8(not_graded_line(r))});
   }
-  doc["output"] = bounded_text("Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device +
+  doc["output"] = bounded_text("Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text +
                                    ".\n" + output,
                                kRunOutputBytes);
   return dump(doc);
@@ -501,7 +489,7 @@ std::string junit_xml(const std::vector<json>& reports) {
   double seconds = 0;
   for (const json& one : reports) {
     const Report r = report_of(one);
-    for (const Chapter& c : r.chapters) {
+    for (const Chapter& c : r.views) {
       const std::string classname = r.name + "." + c.slug;
       const std::string why = c.status + (c.detail.empty() ? "" : ": " + c.detail);
       Suite s;
@@ -602,14 +590,14 @@ std::string gradebook_csv(const std::vector<json>& reports, const std::vector<st
     const std::string student = mapped != ids.end() ? mapped->second : r.name;
     std::string row;
     for (const std::string& slug : slugs) {
-      const auto c = std::find_if(r.chapters.begin(), r.chapters.end(),
+      const auto c = std::find_if(r.views.begin(), r.views.end(),
                                   [&](const Chapter& ch) { return ch.slug == slug; });
       row += ",";
-      if (r.graded && c != r.chapters.end() && c->graded()) row += csv_field(points_text(c->points));
+      if (r.graded && c != r.views.end() && c->graded()) row += csv_field(points_text(c->points));
     }
     row += "," + (r.graded ? csv_field(points_text(r.points)) : "");
     row += "," + csv_field(points_text(r.max_points));
-    const std::string status = !r.graded ? (r.reason.empty() ? "not graded" : "not graded: " + r.reason)
+    const std::string status = !r.graded ? (r.not_graded_reason.empty() ? "not graded" : "not graded: " + r.not_graded_reason)
                                : !r.complete || r.interrupted ? "incomplete"
                                                               : "graded";
     row += "," + csv_field(status);
@@ -707,15 +695,15 @@ std::string class_summary(const std::vector<json>& reports, const std::vector<st
   for (const json& one : reports) {
     const Report r = report_of(one);
     if (!r.graded) {
-      not_graded.push_back(r.name + ": " + (r.reason.empty() ? "no reason given" : r.reason));
+      not_graded.push_back(r.name + ": " + (r.not_graded_reason.empty() ? "no reason given" : r.not_graded_reason));
     } else {
       ++graded;
       if (!r.complete || r.interrupted) ++incomplete;
     }
     for (std::size_t i = 0; i < slugs.size(); ++i) {
-      const auto c = std::find_if(r.chapters.begin(), r.chapters.end(),
+      const auto c = std::find_if(r.views.begin(), r.views.end(),
                                   [&](const Chapter& ch) { return ch.slug == slugs[i]; });
-      if (c == r.chapters.end() || !r.graded || !c->graded()) {
+      if (c == r.views.end() || !r.graded || !c->graded()) {
         ++counts[i].not_graded;  // absent from the report counts as not graded
       } else if (c->kind == Kind::passed) {
         ++counts[i].passed;
