@@ -597,7 +597,8 @@ std::string gradebook_csv(const std::vector<json>& reports, const std::vector<st
     }
     row += "," + (r.graded ? csv_field(points_text(r.points)) : "");
     row += "," + csv_field(points_text(r.max_points));
-    const std::string status = !r.graded ? (r.not_graded_reason.empty() ? "not graded" : "not graded: " + r.not_graded_reason)
+    const std::string status = !r.graded ? (r.not_graded_reason.empty() ? "not graded"
+                                                                        : "not graded: " + r.not_graded_reason)
                                : !r.complete || r.interrupted ? "incomplete"
                                                               : "graded";
     row += "," + csv_field(status);
