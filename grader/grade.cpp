@@ -18,13 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "compile.hpp"
-#include "tester.hpp"
 #include "merge.hpp"
 #include "pool.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "session.hpp"
 #include "submissions.hpp"
+#include "tester.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
 
@@ -131,7 +131,8 @@ class Slots {
 
 class Run {
  public:
-  Run(const Options& opt, const workbook::Manifest& manifest) : opt_(opt), manifest_(manifest) {
+  Run(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, std::string>* statuses)
+      : opt_(opt), manifest_(manifest), statuses_(statuses) {
     for (const workbook::ChapterSpec& spec : manifest_.chapters) {
       if (opt_.only.empty() || std::count(opt_.only.begin(), opt_.only.end(), spec.slug)) chosen_.push_back(&spec);
     }
@@ -440,6 +441,9 @@ class Run {
       fmt::print("\n");
     }
     std::vector<std::string> problems = write_reports(run, job->paths, report_options(), !class_mode);
+    if (!class_mode && statuses_ != nullptr) {
+      for (const ChapterResult& r : run.chapters) (*statuses_)[r.spec->slug] = r.status;
+    }
     if (!class_mode) {  // the student's progress (grader/grade status)
       const std::string why = record_progress(run);
       if (!why.empty()) fmt::print(stderr, "grader: {} (progress not recorded)\n", why);
@@ -504,6 +508,7 @@ class Run {
 
   const Options& opt_;
   const workbook::Manifest& manifest_;
+  std::map<std::string, std::string>* statuses_;  // a single submission's chapters, for watch mode
   std::vector<const workbook::ChapterSpec*> chosen_;
   std::vector<Gpu> gpus_;
   std::string no_gpu_;
@@ -517,6 +522,8 @@ class Run {
 
 }  // namespace
 
-int grade(const Options& opt, const workbook::Manifest& manifest) { return Run(opt, manifest).run(); }
+int grade(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, std::string>* statuses) {
+  return Run(opt, manifest, statuses).run();
+}
 
 }  // namespace grader

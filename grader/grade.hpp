@@ -2,6 +2,9 @@
 // submissions), built once, compiled on the CPU while the GPUs test.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "exit_status.hpp"
 #include "options.hpp"
 #include "workbook/manifest.hpp"
@@ -10,6 +13,9 @@ namespace grader {
 
 //! Grades opt.chapters_dir, or every submission of opt.submissions_dir; returns
 //! the exit status (exit_status.hpp; interrupted_code(signal) when interrupted).
-int grade(const Options& opt, const workbook::Manifest& manifest);
+//! `statuses`, if given, gets each chapter's status word (names.hpp) of a single
+//! submission by its slug: what watch mode shows after a save.
+int grade(const Options& opt, const workbook::Manifest& manifest,
+          std::map<std::string, std::string>* statuses = nullptr);
 
 }  // namespace grader

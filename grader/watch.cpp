@@ -12,7 +12,6 @@
 #include "exit_status.hpp"
 #include "grade.hpp"
 #include "process.hpp"
-#include "progress.hpp"
 #include "student.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
@@ -64,11 +63,11 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
   const bool tty = isatty(STDOUT_FILENO);
   for (;;) {
     if (tty) fmt::print("\033[2J\033[H");
-    grade(opt, manifest);
+    std::map<std::string, std::string> statuses;
+    grade(opt, manifest, &statuses);
     if (interrupted()) break;
-    const Progress p = load_progress(opt.chapters_dir);
-    const auto it = p.chapters.find(slug);
-    const bool passed = it != p.chapters.end() && it->second.status == workbook::names::status::kPassed;
+    const auto it = statuses.find(slug);
+    const bool passed = it != statuses.end() && it->second == workbook::names::status::kPassed;
     if (passed) {
       const std::string next = next_chapter(opt.chapters_dir, manifest);
       fmt::print("\n{} {} passed.{}\n", paint("✓", "32"), slug,
