@@ -573,11 +573,11 @@ class Book:
         # The main page's list of lessons (@@lessons@@), in chapter order.
         self.values["lessons"] = "\n".join(f"- \\ref lesson_{c['slug']}" for c in self.lessons)
         # The code each lesson quotes from its stub (@@snippet:chapters/<slug>/kernel.cu:<name>@@)
-        # and from the given headers (@@snippet:tests/harness/workbook/<header>:<name>@@).
+        # and from the given headers (@@snippet:harness/workbook/<header>:<name>@@).
         for c in self.lessons:
             self.values.update(snippets(src, f"chapters/{c['slug']}/kernel.cu"))
         for header in sorted({g for c in self.manifest["chapters"] for g in c.get("given", [])}):
-            self.values.update(snippets(src, f"tests/harness/{header}"))
+            self.values.update(snippets(src, f"harness/{header}"))
 
     def sources(self):
         """Every page whose figures are written in: each chapter's lesson.md, and the main page."""

@@ -94,7 +94,7 @@ std::string Session::reference_runner(const std::string& slug) const {
 }
 std::string Session::judge() const { return (fs::path(build_.dir()) / "tests" / "judge").string(); }
 std::string Session::sandbox_helper() const {
-  return (fs::path(build_.dir()) / "tests" / "harness" / "workbook-sandbox").string();
+  return (fs::path(build_.dir()) / "harness" / "workbook-sandbox").string();
 }
 int Session::limit(const workbook::ChapterSpec& spec) const {
   return opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s;
@@ -211,7 +211,7 @@ bool Session::find_tools() {
   for (const std::string& dir : host_compiler_include_dirs(tools_.nvcc, (fs::path(build_.dir()) / "logs").string())) {
     tools_.include_roots.push_back(dir);  // the compiler nvcc really uses may not be CMake's
   }
-  tools_.harness_dir = std::string(WORKBOOK_SOURCE_DIR) + "/tests/harness";
+  tools_.harness_dir = std::string(WORKBOOK_SOURCE_DIR) + "/harness";
   if (tools_.nm.empty() || tools_.objdump.empty()) {
     fmt::print(stderr, "grader: nm and objdump (binutils) are needed to check a submission\n");
     return false;

@@ -26,7 +26,7 @@ struct Toolchain {
   std::string nm, objdump;                 // binutils
   std::string cuobjdump;                   // may be empty: then idea notes are not computed
   std::vector<std::string> include_roots;  // host compiler's implicit include dirs + CUDA include dirs
-  std::string harness_dir;                 // <repo>/tests/harness: only workbook/chapter.cuh,
+  std::string harness_dir;                 // <repo>/harness: only workbook/chapter.cuh,
                                            // workbook/contract.hpp and the chapter's "given"
                                            // files in it may be included
   std::vector<std::string> compile_flags;  // the build's flags for this file: -std=c++17

@@ -68,7 +68,7 @@ IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std:
       policy.refused_given[path] = why;
     }
   }
-  policy.repo = harness.parent_path().parent_path();
+  policy.repo = harness.parent_path();  // <repo>/harness
   if (!tc.submission_dir.empty()) policy.submission = canonical_or_normal(fs::absolute(tc.submission_dir));
   return policy;
 }

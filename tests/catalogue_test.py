@@ -84,10 +84,10 @@ def block_pass_text(path):
 given = [c for c in chapters if "workbook/block_pass.cuh" in c.get("given", [])]
 if given:
     answer = chapters[chapters.index(given[0]) - 1]["slug"]
-    header = block_pass_text(src / "tests" / "harness" / "workbook" / "block_pass.cuh")
+    header = block_pass_text(src / "harness" / "workbook" / "block_pass.cuh")
     reference = block_pass_text(src / "solutions" / answer / "kernel.cu")
     if header is None or reference is None or header != reference:
-        problems.append(f"tests/harness/workbook/block_pass.cuh and solutions/{answer}/kernel.cu: the block pass "
+        problems.append(f"harness/workbook/block_pass.cuh and solutions/{answer}/kernel.cu: the block pass "
                         "between their '// ---- begin/end: the block pass' markers must be the same text")
 
 # Each stub against its reference and its manifest entry:

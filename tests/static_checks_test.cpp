@@ -58,7 +58,7 @@ class RemoveWorkDir : public ::testing::Environment {
 
 std::vector<std::string> compile_flags(const std::string& slug, const std::string& subject) {
   std::vector<std::string> flags = {"-O3", "-DNDEBUG", "-lineinfo", "-std=c++17",
-                                    "-I" + (kSourceDir / "tests" / "harness").string(),
+                                    "-I" + (kSourceDir / "harness").string(),
                                     fmt::format("-DWORKBOOK_SUBJECT=\"{}\"", subject),
                                     fmt::format("-DWORKBOOK_CHAPTER=\"{}\"", slug)};
   flags.insert(flags.end(), kArchFlags.begin(), kArchFlags.end());
@@ -74,7 +74,7 @@ Toolchain toolchain(const std::string& slug, const std::string& subject, const f
   tc.include_roots = split(WORKBOOK_INCLUDE_ROOTS, '|');
   static const std::vector<std::string> host_dirs = host_compiler_include_dirs(WORKBOOK_NVCC, fs::temp_directory_path().string());
   tc.include_roots.insert(tc.include_roots.end(), host_dirs.begin(), host_dirs.end());
-  tc.harness_dir = (kSourceDir / "tests" / "harness").string();
+  tc.harness_dir = (kSourceDir / "harness").string();
   tc.compile_flags = compile_flags(slug, subject);
   tc.work_dir = work.string();
   tc.preprocess_timeout_s = 30;
@@ -446,7 +446,7 @@ TEST(StaticChecks, LoadRulesNamesTheBadField) {
 // references are held to the same rule (chapter 07's holds the block pass's text itself).
 TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
   const std::string file = "workbook/block_pass.cuh";
-  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "tests" / "harness" / file));
+  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "harness" / file));
   ASSERT_EQ(rules().given_files.count(file), 1u);
   const std::string text =
       "#include \"workbook/chapter.cuh\"\n#include \"workbook/block_pass.cuh\"\n"
@@ -465,7 +465,7 @@ TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
       const std::vector<Refusal> r = check(slug, subject);
       ASSERT_EQ(r.size(), 1u) << slug << ":" << joined(r);
       EXPECT_EQ(r[0].check, "include");
-      EXPECT_NE(r[0].reason.find("includes tests/harness/workbook/block_pass.cuh: "
+      EXPECT_NE(r[0].reason.find("includes harness/workbook/block_pass.cuh: "
                                  "workbook/block_pass.cuh is chapter 07_vectorized's answer; "
                                  "chapters from 08_host_finish on get it as given code"),
                 std::string::npos)
@@ -486,7 +486,7 @@ TEST(StaticChecks, GivenCodeOnlyToTheChaptersThatListIt) {
 // which chapters it is given to.
 TEST(StaticChecks, ScaffoldingGivenToOneChapter) {
   const std::string file = "workbook/cluster_launch.cuh";
-  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "tests" / "harness" / file));
+  ASSERT_TRUE(fs::is_regular_file(kSourceDir / "harness" / file));
   const std::string text =
       "#include \"workbook/chapter.cuh\"\n#include \"workbook/cluster_launch.cuh\"\n"
       "namespace { using namespace workbook::cluster_launch; }\n";

@@ -8,7 +8,7 @@
 // then adds its accumulator to the grid's totals in the workspace, again with integer atomics.
 // The workspace, the ticket, the window choice, the flushes of the doubles into integers, the
 // carries, the final rounding, the kernel and the launcher are given, in workbook/reproducible.cuh
-// (tests/harness/workbook/), which declares the four functions this file defines: the fast path
+// (harness/workbook/), which declares the four functions this file defines: the fast path
 // (in_window, add_float4), the slow path (add_exactly) and the merge of a block's sum into the
 // totals (add_to_totals).
 // Check it: `grader/grade --chapter 15_reproducible`
