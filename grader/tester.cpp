@@ -169,15 +169,12 @@ void tally(const TestRun& t, ChapterResult& r) {
   }
 }
 
-struct Shared {
+// A turn on the GPU for the scope: alone (a timed run) or beside other test processes.
+struct Turn {
   TimingGate& g;
-  explicit Shared(TimingGate& gate) : g(gate) { g.lock_shared(); }
-  ~Shared() { g.unlock_shared(); }
-};
-struct Alone {
-  TimingGate& g;
-  explicit Alone(TimingGate& gate) : g(gate) { g.lock(); }
-  ~Alone() { g.unlock(); }
+  const bool alone;
+  Turn(TimingGate& gate, bool a) : g(gate), alone(a) { alone ? g.lock() : g.lock_shared(); }
+  ~Turn() { alone ? g.unlock() : g.unlock_shared(); }
 };
 
 // A process's row in the timeline, from when the GPU was granted to the end of the scope.
@@ -218,7 +215,7 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
 }
 
 bool GpuTester::measure_references(const std::string& log_dir) {
-  Alone alone(gate_);
+  Turn alone(gate_, true);
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     if (!unmet(*spec).empty()) continue;  // the chapter is skipped on this GPU
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
@@ -257,43 +254,28 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  run_shared(submission, runner, log_dir, r);
-  if (r.status.empty() && r.correct()) run_alone(submission, runner, log_dir, r);
+  run_part(submission, runner, log_dir, r, false);
+  if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
   if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void GpuTester::run_shared(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                           ChapterResult& r) {
+void GpuTester::run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                         ChapterResult& r, bool alone) {
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
+  const std::string log = (fs::path(log_dir) / (spec.slug + (alone ? ".alone.log" : ".test.log"))).string();
+  const std::string filter = (alone ? "" : "-") + gtest_filter(session_.alone_tests(spec.slug));
   TestRun t;
   {
     const auto asked = Timeline::Clock::now();
-    Shared shared(gate_);
-    Entry entry(session_.timeline(), submission, spec.slug, "tests", gpu_.index, asked);
-    t = run_tests(judge_command(spec, "learner", runner, "-" + gtest_filter(session_.alone_tests(spec.slug))), log,
-                  session_.limit(spec), env(), kSilenceLimit);
+    Turn turn(gate_, alone);
+    Entry entry(session_.timeline(), submission, spec.slug, alone ? "alone" : "tests", gpu_.index, asked);
+    t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(), kSilenceLimit);
   }
   tally(t, r);
-  ran_to_the_end(t, session_.shared_tests(spec.slug), session_.limit(spec), log, r);
-}
-
-void GpuTester::run_alone(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                          ChapterResult& r) {
-  const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = (fs::path(log_dir) / (spec.slug + ".alone.log")).string();
-  TestRun t;
-  {
-    const auto asked = Timeline::Clock::now();
-    Alone alone(gate_);
-    Entry entry(session_.timeline(), submission, spec.slug, "alone", gpu_.index, asked);
-    t = run_tests(judge_command(spec, "learner", runner, gtest_filter(session_.alone_tests(spec.slug))), log,
-                  session_.limit(spec), env(), kSilenceLimit);
-  }
-  tally(t, r);
-  ran_to_the_end(t, session_.alone_tests(spec.slug), session_.limit(spec), log, r);
+  ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug),
+                 session_.limit(spec), log, r);
 }
 
 // Runs the sanitized tests under each compute-sanitizer tool; a finding
@@ -316,7 +298,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
     tools.emplace_back([&, k] {
       const std::string tool(names::kSanitizerTools[k]);
       const auto asked = Timeline::Clock::now();
-      Shared shared(gate_);
+      Turn shared(gate_, false);
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
       runs[k] = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
                                         {sanitizer, "--tool", tool, "--error-exitcode",

@@ -33,11 +33,9 @@ class GpuTester {
   const Gpu& gpu() const { return gpu_; }
 
  private:
-  //! The tests that may share the GPU, then (if they pass) those that need it alone.
-  void run_shared(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                  ChapterResult& r);
-  void run_alone(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                 ChapterResult& r);
+  //! The tests that may share the GPU (alone: false), or those that need it alone (true).
+  void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                ChapterResult& r, bool alone);
   void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
                 const std::string& slot_dir, ChapterResult& r);
   //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`
