@@ -152,7 +152,7 @@ Rules load_rules(const std::string& manifest_path) {
         {string_list(field(reasons[i], "patterns", where), where + ".patterns"),
          string_field(reasons[i], "why", where)});
   }
-  // load_manifest read the same list, in the same order: its slugs and given files are these.
+  // manifest_from_json read the same list, in the same order: its slugs and given files are these.
   const json& chapters = field(manifest, "chapters", "manifest");
   std::vector<std::string> order;                           // slugs in the manifest's order
   std::map<std::string, std::vector<std::size_t>> given_to;  // given file -> the chapters' indices
