@@ -19,7 +19,9 @@ A token that renders to several lines (an ncu table, the list of lessons) has it
 on lines of their own, with a blank line either side of the block between them. Code the
 lessons quote from a stub is written in the same way, as a fenced block:
 <!--@@snippet:chapters/13_clusters/kernel.cu:cluster_size@@--> names the lines between the
-two `//! [cluster_size]` lines of that file (Doxygen's snippet markers; a stub's or a given header's). A bare
+two `//! [cluster_size]` lines of that file (Doxygen's snippet markers; a stub's or a given header's).
+An experiment's figure names its CSV, its rows and its column:
+<!--@@exp:host_cost:strategy=11_last_block,n=4194304:host_us_per_call:.2f@@--> (experiment_value). A bare
 @@token@@ is still read, but --update-sources writes it in the marked form, and rewrites
 every marked value from the current results (running it twice changes nothing). Building
 the book replaces each marked or bare token with its value, markers and all.
@@ -313,6 +315,36 @@ def run_tokens(ladder, sweep, bits, only=None):
     return values
 
 
+def experiment_value(experiments, name):
+    """A figure from an experiment's CSV (book/results/experiments/<file>.csv):
+    `exp:<file>:<column=value,...>:<column>:<format>`. Rows match every `column=value`; a value
+    `a-b` matches the numbers from a to b. One figure renders as the value in the format (a
+    Python format spec such as .2f); several as "lowest–highest", or one value if both read the
+    same."""
+    try:
+        _, file, filters, column, spec = name.split(":")
+    except ValueError:
+        sys.exit(f"@@{name}@@: expected exp:<file>:<column=value,...>:<column>:<format>")
+    path = experiments / f"{file}.csv"
+    if not path.is_file():
+        sys.exit(f"@@{name}@@: no {path}")
+    conditions = [f.split("=", 1) for f in filters.split(",")]
+
+    def matches(row):
+        for key, want in conditions:
+            have = row.get(key)
+            span = re.fullmatch(r"(\d+)-(\d+)", want)
+            if have is None or not (int(span[1]) <= int(have) <= int(span[2]) if span else have == want):
+                return False
+        return True
+
+    found = [float(r[column]) for r in csv.DictReader(open(path)) if matches(r)]
+    if not found:
+        sys.exit(f"@@{name}@@: no row of {path} matches")
+    low, high = format(min(found), spec), format(max(found), spec)
+    return low if low == high else f"{low}\u2013{high}"
+
+
 def render_token(name, values, where, ncu=None, versions=None):
     if name.startswith("ncu-table:") and ncu is not None:
         _, chapters, rows = name.split(":")
@@ -570,6 +602,10 @@ class Book:
             self.values[f"floor:{what}:us"] = f"{us:.2f}"
         self.lessons = [c for c in self.manifest["chapters"]
                         if (src / "chapters" / c["slug"] / "lesson.md").exists()]
+        # The experiments' figures the pages quote (@@exp:...@@), each from its CSV.
+        for page in self.sources():
+            for name in set(re.findall(r"@@(exp:[^@\s]+)@@", page.read_text())):
+                self.values[name] = experiment_value(results / "experiments", name)
         # The main page's list of lessons (@@lessons@@), in chapter order.
         self.values["lessons"] = "\n".join(f"- \\ref lesson_{c['slug']}" for c in self.lessons)
         # The code each lesson quotes from its stub (@@snippet:chapters/<slug>/kernel.cu:<name>@@)
