@@ -271,7 +271,7 @@ class Run {
     start_ = Clock::now();
     pending_ = todo.size();
     std::vector<std::unique_ptr<GpuTester>> testers;
-    for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g, jobs_per_gpu()));
+    for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g, timed_policy()));
     std::vector<std::thread> workers;
     for (auto& tester : testers) {
       workers.emplace_back([this, &session, &ready, &slots, t = tester.get()] { gpu_worker(session, *t, ready, slots); });
@@ -464,6 +464,11 @@ class Run {
     if (opt_.jobs_per_gpu > 0) return opt_.jobs_per_gpu;
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     return std::clamp(cores / (2 * std::max<int>(1, static_cast<int>(gpus_.size()))), 2, 8);
+  }
+
+  // Timed runs served together once the shared test processes have drained: half of those.
+  TimingGate::Policy timed_policy() const {
+    return {opt_.timed_batch > 0 ? opt_.timed_batch : std::max(1, jobs_per_gpu() / 2), opt_.timed_patience_s};
   }
 
   GradescopeOptions report_options() const {

@@ -215,6 +215,14 @@ int run_grader(int argc, char** argv) {
                  "test processes at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
                  "timed run is always alone")
       ->check(CLI::Range(1, 64));
+  app.add_option("--timed-batch", opt.timed_batch,
+                 "timed runs served one after another once the shared test processes drain (default: half "
+                 "the test processes per GPU; 1: each timed run drains them alone)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--timed-patience", opt.timed_patience_s,
+                 "the longest a timed run waits, in seconds, for its batch to fill while other tests run")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 600.0));
   app.add_option("--build-dir", opt.build_dir, "the grading build, shared by every submission (default: grading/ in the grader's build)");
   app.add_option("--report", opt.paths.report, "where to write the JSON report (default: <build-dir>/report.json)");
   app.add_option("--feedback", opt.paths.feedback, "also write the student's feedback (Markdown) here");

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "timing_gate.hpp"
+
 namespace grader {
 
 //! Where one submission's reports go (each may be empty: not written).
@@ -29,6 +31,8 @@ struct Options {
   bool leaderboard = true;
   std::vector<int> gpus;            // indices of visible GPUs to use; empty: all
   int jobs_per_gpu = 0;             // test processes at once on one GPU (0: from the CPU cores)
+  int timed_batch = 0;              // timed runs served together (0: half the test processes)
+  double timed_patience_s = kTimedPatienceS;  // the longest a timed run waits for its batch
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;

@@ -18,9 +18,9 @@ namespace grader {
 
 class GpuTester {
  public:
-  //! `jobs`: the test processes that run at once on this GPU; timed runs wait for half of them.
-  GpuTester(Session& session, Gpu gpu, int jobs = 1)
-      : session_(session), gpu_(std::move(gpu)), gate_(std::max(1, jobs / 2)) {}
+  //! `timed`: how the timed runs are batched (timing_gate.hpp).
+  GpuTester(Session& session, Gpu gpu, TimingGate::Policy timed)
+      : session_(session), gpu_(std::move(gpu)), gate_(timed) {}
 
   //! Measures each chosen chapter's reference, alone on the GPU; false if interrupted.
   bool measure_references(const std::string& log_dir);

@@ -7,6 +7,9 @@
 
 namespace grader {
 
+//! The longest a timed run waits for its batch to fill while other tests run (--timed-patience).
+inline constexpr double kTimedPatienceS = 20;
+
 //! Many test processes may share a GPU; a timed run has it to itself. Timed runs
 //! are served in batches: each batch must first wait for the shared processes to
 //! drain, which takes seconds, so the gate lets shared work go on until `batch`
@@ -15,7 +18,12 @@ namespace grader {
 //! the other, before shared work resumes.
 class TimingGate {
  public:
-  explicit TimingGate(int batch = 1, double patience_s = 20) : batch_(batch), patience_s_(patience_s) {}
+  struct Policy {
+    int batch = 1;                            // timed runs served together
+    double patience_s = kTimedPatienceS;      // the longest the first of them waits for the batch
+  };
+  TimingGate(int batch, double patience_s) : batch_(batch), patience_s_(patience_s) {}
+  explicit TimingGate(Policy p) : TimingGate(p.batch, p.patience_s) {}
   void lock_shared();
   void unlock_shared();
   void lock();
