@@ -466,10 +466,11 @@ class Run {
     return std::clamp(cores / (2 * std::max<int>(1, static_cast<int>(gpus_.size()))), 2, 8);
   }
 
-  // Timed runs served together once the shared test processes have drained: half of those.
-  TimingGate::Policy timed_policy() const {
-    return {opt_.timed_batch > 0 ? opt_.timed_batch : std::max(1, jobs_per_gpu() / 2), opt_.timed_patience_s};
-  }
+  // Timed runs served together once the shared test processes have drained: one by default. A
+  // timed run waiting for its batch holds its test slot idle; with batches of half the slots a
+  // lone submission took 117 s against 92 s one by one, and a class of passing submissions gained
+  // nothing (H200, 2026-12-02, book/results/grading.md).
+  TimingGate::Policy timed_policy() const { return {std::max(1, opt_.timed_batch), opt_.timed_patience_s}; }
 
   GradescopeOptions report_options() const {
     GradescopeOptions o;

@@ -216,8 +216,9 @@ int run_grader(int argc, char** argv) {
                  "timed run is always alone")
       ->check(CLI::Range(1, 64));
   app.add_option("--timed-batch", opt.timed_batch,
-                 "timed runs served one after another once the shared test processes drain (default: half "
-                 "the test processes per GPU; 1: each timed run drains them alone)")
+                 "timed runs served one after another once the shared test processes drain (1: each "
+                 "timed run drains them alone)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_option("--timed-patience", opt.timed_patience_s,
                  "the longest a timed run waits, in seconds, for its batch to fill while other tests run")

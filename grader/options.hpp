@@ -31,7 +31,7 @@ struct Options {
   bool leaderboard = true;
   std::vector<int> gpus;            // indices of visible GPUs to use; empty: all
   int jobs_per_gpu = 0;             // test processes at once on one GPU (0: from the CPU cores)
-  int timed_batch = 0;              // timed runs served together (0: half the test processes)
+  int timed_batch = 1;              // timed runs served together once the shared tests drain
   double timed_patience_s = kTimedPatienceS;  // the longest a timed run waits for its batch
   std::uint64_t seed = 0;
   bool seed_given = false;
