@@ -3,8 +3,9 @@
 // together on one GPC. Each block stores its sum into the shared memory of its cluster's rank-0
 // block (cluster.map_shared_rank), the cluster synchronizes (cluster.sync()), and rank 0 alone
 // carries the cluster's sum out: one partial and one ticket per cluster instead of per block.
-// The block pass of chapter 07 is given (workbook/block_pass.cuh); write the cluster barrier,
-// the gather in distributed shared memory and the ticket. Needs compute capability 9.0 (Hopper).
+// The block pass of chapter 07 is given (workbook/block_pass.cuh), and so is what a cluster
+// launch takes (workbook/cluster_launch.cuh); write the cluster barrier, the gather in
+// distributed shared memory and the ticket. Needs compute capability 9.0 (Hopper).
 // Check it: `grader/grade --chapter 13_clusters`
 #include "workbook/chapter.cuh"
 
