@@ -15,7 +15,8 @@ inline constexpr double kTimedPatienceS = 20;
 //! drain, which takes seconds, so the gate lets shared work go on until `batch`
 //! timed runs wait (or the first of them has waited `patience_s`, or nothing shared
 //! runs), then stops new shared work and runs every waiting timed run, one after
-//! the other, before shared work resumes.
+//! the other, before shared work resumes. The grader's default batch is 1 (each timed run
+//! drains the shared work at once): a timed run waiting for its batch holds its test slot idle.
 class TimingGate {
  public:
   struct Policy {
