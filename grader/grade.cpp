@@ -470,7 +470,7 @@ class Run {
   // timed run waiting for its batch holds its test slot idle; with batches of half the slots a
   // lone submission took 117 s against 92 s one by one, and a class of passing submissions gained
   // nothing (H200, 2026-12-02, book/results/grading.md).
-  TimingGate::Policy timed_policy() const { return {std::max(1, opt_.timed_batch), opt_.timed_patience_s}; }
+  TimingGate::Policy timed_policy() const { return {opt_.timed_batch, opt_.timed_patience_s}; }
 
   GradescopeOptions report_options() const {
     GradescopeOptions o;
