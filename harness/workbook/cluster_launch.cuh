@@ -116,7 +116,8 @@ static ClusterGrid cluster_grid(std::size_t useful_blocks) {
   }
   const std::size_t useful_clusters = (useful_blocks + ClusterBlocks - 1) / ClusterBlocks;
   // Twice the clusters that fit at once: clusters of 8 do not tile the GPCs' SMs exactly, and a
-  // second wave fills what the first leaves idle (the ticket never waits, so that is safe).
+  // second wave may use what the first leaves idle (the ticket never waits, so that is safe; the
+  // gain is not measured: lesson 13).
   const std::size_t resident =
       2 * std::size_t{std::max(1u, resident_clusters<Kernel, ClusterBlocks, ThreadsPerBlock>())};
   return {static_cast<unsigned>(std::min(resident, useful_clusters)), ClusterBlocks};
