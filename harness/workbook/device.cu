@@ -56,6 +56,38 @@ __global__ void dense_exact_kernel(float* dst, std::size_t n, std::uint64_t seed
   }
 }
 
+__global__ void random_kernel(float* dst, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = random_value(seed, i);
+  }
+}
+
+// Each block's sum and sum of magnitudes in double, in a fixed order for a fixed grid: the host adds
+// the blocks' pairs in block order, so the reference is the same number on every run.
+constexpr unsigned kReferenceBlocks = 1024;
+constexpr unsigned kReferenceThreads = 256;
+__global__ void __launch_bounds__(kReferenceThreads)
+    reference_sum_kernel(const float* x, std::size_t n, double2* block_sums) {
+  __shared__ double2 part[kReferenceThreads];
+  double2 s = {0, 0};
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    s.x += x[i];
+    s.y += fabs(static_cast<double>(x[i]));
+  }
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = kReferenceThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      part[threadIdx.x].x += part[threadIdx.x + half].x;
+      part[threadIdx.x].y += part[threadIdx.x + half].y;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = part[0];
+}
+
 __global__ void sixteenths_kernel(const float* x, std::size_t n, unsigned long long* out) {
   long long units = 0;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
@@ -192,6 +224,32 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
   scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
+}
+
+void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  if (n_) {
+    random_kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {
+  DeviceBuffer<double2> sums(kReferenceBlocks);
+  reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  std::vector<double2> host(kReferenceBlocks);
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums.data(), host.size() * sizeof(double2),
+                                      cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  SumCheck check;
+  for (const double2& b : host) {
+    check.reference += b.x;
+    check.sum_abs += b.y;
+  }
+  check.tolerance = sum_tolerance(n, check.sum_abs);
+  return check;
 }
 
 std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {

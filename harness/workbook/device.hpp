@@ -11,6 +11,7 @@
 
 #include "workbook/cuda_check.hpp"
 #include "workbook/shared_memory.hpp"
+#include "workbook/verify.hpp"
 
 namespace workbook {
 
@@ -71,6 +72,10 @@ std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stre
 //! The sum of x[0, n) * 16 in 64-bit integers: exact for dense exact inputs.
 std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream);
 
+//! reference_sum (verify.hpp) on the device, for inputs too large to draw and add on the host
+//! quickly: the sum and the sum of magnitudes in double, the same on every run.
+SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream);
+
 //! Enqueues the sum of partials[0, count) in double into *dst (one block, on
 //! the device): what the harness makes of a block pass's partials.
 void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream);
@@ -93,6 +98,8 @@ class GuardedInput {
   void upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! The dense exact input of `seed` (see dense_exact_units), drawn on the device.
   void fill_dense_exact(std::uint64_t seed, cudaStream_t stream);
+  //! random_value(seed, 0 .. n-1) (see random_input), drawn on the device.
+  void fill_random(std::uint64_t seed, cudaStream_t stream);
   //! Sets elements (the timed calls change some before each call), and waits.
   void set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.

@@ -12,11 +12,6 @@ constexpr int kMaxScale = 40;    // units from 2^-40 to 2^40: every value a norm
 
 }  // namespace
 
-float random_value(std::uint64_t seed, std::uint64_t i) {
-  const std::uint64_t bits = splitmix64(splitmix64(seed) ^ i) >> 40;  // 24 random bits
-  return static_cast<float>(bits) * (1.5f / 16777216.0f) - 0.5f;
-}
-
 std::vector<float> random_input(std::size_t n, std::uint64_t seed) {
   std::vector<float> x(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = random_value(seed, i);

@@ -34,9 +34,20 @@ WORKBOOK_HOST_DEVICE inline int dense_exact_units(std::uint64_t seed, std::uint6
 }
 
 //! Element i of the random input drawn with `seed`: uniform in [-0.5, 1.0),
-//! a multiple of 2^-24. Mixed signs make cancellation happen; the positive
-//! mean keeps the sum far from zero, so a relative check has teeth.
-float random_value(std::uint64_t seed, std::uint64_t i);
+//! 24 random bits scaled and shifted in float. Mixed signs make cancellation happen; the positive
+//! mean keeps the sum far from zero, so a relative check has teeth. The same bits on the host and
+//! the device (each float operation rounded once, to nearest, never fused): the judge draws large
+//! inputs on the GPU (GuardedInput::fill_random).
+WORKBOOK_HOST_DEVICE inline float random_value(std::uint64_t seed, std::uint64_t i) {
+  const float bits = static_cast<float>(splitmix64(splitmix64(seed) ^ i) >> 40);  // 24 random bits
+  constexpr float kStep = 1.5f / 16777216.0f;
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(__fmul_rn(bits, kStep), -0.5f);
+#else
+  const volatile float scaled = bits * kStep;  // volatile: a compiler may not fuse it into an FMA
+  return scaled - 0.5f;
+#endif
+}
 
 //! random_value(seed, 0 .. n-1).
 std::vector<float> random_input(std::size_t n, std::uint64_t seed);
