@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -285,32 +284,22 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string sanitizer = find_tool("compute-sanitizer");
   if (sanitizer.empty()) return;
-  // The three tools at once: each run is mostly the tool's own start-up on the CPU (about 3 of its
-  // 4 s on the H200, 2026-12-02), so running them side by side shortens a chapter without
-  // taking anything from the tests.
-  std::vector<std::string> logs;
-  for (std::string_view tool : names::kSanitizerTools) {
-    logs.push_back((fs::path(log_dir) / fmt::format("{}.{}.log", spec.slug, tool)).string());
-  }
-  std::vector<TestRun> runs(names::kSanitizerTools.size());
-  std::vector<std::thread> tools;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    tools.emplace_back([&, k] {
-      const std::string tool(names::kSanitizerTools[k]);
+  // One tool after another, not the three at once, which was slower on the H200
+  // (2026-12-02, book/results/grading.md): processes on one GPU share it by time slices, so more of
+  // them at once overlap only their CPU work. A tool that finds something ends the chapter's checks.
+  for (std::string_view tool_name : names::kSanitizerTools) {
+    const std::string tool(tool_name);
+    const std::string log = (fs::path(log_dir) / fmt::format("{}.{}.log", spec.slug, tool)).string();
+    TestRun t;
+    {
       const auto asked = Timeline::Clock::now();
       Turn shared(gate_, false);
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
-      runs[k] = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
-                                        {sanitizer, "--tool", tool, "--error-exitcode",
-                                         std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
-                          logs[k], 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
-    });
-  }
-  for (std::thread& t : tools) t.join();
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const std::string tool(names::kSanitizerTools[k]);
-    const std::string& log = logs[k];
-    const TestRun& t = runs[k];
+      t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
+                                  {sanitizer, "--tool", tool, "--error-exitcode",
+                                   std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
+                    log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
+    }
     if (t.process.interrupted) return interrupt(r);
     ++r.tests_total;  // each tool's run counts as one more correctness test
     std::string what;
