@@ -578,6 +578,8 @@ class Book:
                                    bits)
         run_dates = {self.device["date"]} | {json.load(open(d))["date"] for d in results.glob("repeats/*/device.json")}
         self.values["run-dates"] = " and ".join(sorted(run_dates))
+        for name in set(self.ladder) | {r["strategy"] for r in self.sweep}:
+            self.values[f"run-date:{name}"] = self.device["date"]
         # A strategy the committed run did not time (CUB's gpu_to_gpu mode needs CCCL headers the
         # run may not have had): its figures from the newest earlier run that has it, and that
         # run's date (@@run-date:<strategy>@@), which the lesson must give beside them.
