@@ -5,7 +5,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include <sys/wait.h>
+#include <csignal>
+
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "compile.hpp"
 #include "exit_status.hpp"
 #include "gpu.hpp"
+#include "process.hpp"
 #include "session.hpp"
 #include "student.hpp"
 #include "text.hpp"
@@ -22,6 +24,12 @@
 namespace fs = std::filesystem;
 
 namespace grader {
+namespace {
+
+// The longest a debug run under compute-sanitizer may take: its calls may take 600 s each.
+constexpr double kDebugLimitS = 3600;
+
+}  // namespace
 
 int debug_chapter(const Options& given, const workbook::Manifest& manifest, const std::string& slug,
                   const DebugOptions& debug) {
@@ -92,39 +100,30 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
     execv(args[0], args.data());
     return code(Exit::cannot);
   }
-  // The tool's findings name the slot's copy: show the student's file instead.
-  int out[2];
-  if (pipe(out) != 0) return code(Exit::cannot);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(out[1]);
-  FILE* in = fdopen(out[0], "r");
-  char* line = nullptr;
-  size_t cap = 0;
+  // The tool's findings name the slot's copy: show the student's file instead, line by line as
+  // the tool prints them. Ctrl-C ends the judge, the tool and the chapter's process with it.
   const std::string from = slot + "/", to = opt.chapters_dir + "/";
-  while (getline(&line, &cap, in) > 0) {
-    std::string text = line;
+  ProcessOptions streamed;
+  streamed.on_output = [&](std::string_view line) {
+    std::string text(line);
     for (std::size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
     fmt::print("{}", text);
     std::fflush(stdout);
+  };
+  const ProcessResult run = run_process(argv, "/dev/null", kDebugLimitS, streamed);
+  if (run.interrupted) {
+    int signal = SIGINT;
+    interrupted(&signal);
+    return interrupted_code(signal);
   }
-  free(line);
-  fclose(in);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (run.timed_out) {
+    fmt::print("\nThe run did not end within {:.0f} s and was stopped.\n", kDebugLimitS);
+    return code(Exit::some_failed);
+  }
+  if (run.signal) return interrupted_code(run.signal);
   // The judge's own statuses (77: no device, 3: the CUDA context was lost, 1: a test failed) are
   // said in words and mapped to the grader's, so that each exit status means one thing.
-  if (WIFSIGNALED(status)) return interrupted_code(WTERMSIG(status));
-  const int judge = WEXITSTATUS(status);
+  const int judge = run.exit_code;
   if (judge == 0) return code(Exit::ok);
   if (judge == workbook::names::kNoDeviceExit) return code(Exit::not_graded);
   if (judge == workbook::names::kContextLostExit) {

@@ -86,12 +86,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (channel && pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
+  int out_fds[2] = {-1, -1};
+  const bool streamed = static_cast<bool>(options.on_output);
+  const auto close_pipes = [&] {
+    for (int fd : {pipe_fds[0], pipe_fds[1], out_fds[0], out_fds[1]}) {
+      if (fd >= 0) close(fd);
+    }
+  };
+  if (streamed && pipe2(out_fds, O_CLOEXEC) != 0) {
+    close_pipes();
+    return result;
+  }
   const pid_t pid = fork();
   if (pid < 0) {
-    if (channel) {
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
-    }
+    close_pipes();
     return result;
   }
   if (pid == 0) {
@@ -100,7 +108,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     if (options.nice) setpriority(PRIO_PROCESS, 0, options.nice);
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = streamed ? out_fds[1] : open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
       dup2(fd, STDERR_FILENO);
@@ -125,6 +133,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     close(pipe_fds[1]);
     fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
   }
+  if (streamed) {
+    close(out_fds[1]);
+    fcntl(out_fds[0], F_SETFL, O_NONBLOCK);
+  }
+  std::string pending;  // streamed output after its last full line
+  auto pass_on = [&](bool all) {
+    if (!streamed) return;
+    char buf[65536];
+    for (ssize_t n; (n = read(out_fds[0], buf, sizeof buf)) > 0;) pending.append(buf, static_cast<std::size_t>(n));
+    for (std::size_t end; (end = pending.find('\n')) != std::string::npos; pending.erase(0, end + 1)) {
+      options.on_output(std::string_view(pending).substr(0, end + 1));
+    }
+    if (all && !pending.empty()) options.on_output(pending), pending.clear();
+  };
   auto last_heard = start;
   auto drain = [&] {
     if (!channel) return;
@@ -158,10 +180,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
       result.interrupted = interrupted();
       break;
     }
-    if (channel) {
-      pollfd p{pipe_fds[0], POLLIN, 0};
-      poll(&p, 1, 50);
+    if (channel || streamed) {
+      pollfd p[2] = {{channel ? pipe_fds[0] : -1, POLLIN, 0}, {streamed ? out_fds[0] : -1, POLLIN, 0}};
+      poll(p, 2, 50);
       drain();
+      pass_on(false);
     } else {
       usleep(50 * 1000);
     }
@@ -174,7 +197,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   }
   if (slot) slot->store(0);
   drain();
+  pass_on(true);
   if (channel) close(pipe_fds[0]);
+  if (streamed) close(out_fds[0]);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.timed_out && !result.interrupted) {
     if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);

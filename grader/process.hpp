@@ -2,8 +2,10 @@
 // channel, and an end to the whole tree of them when the grader is interrupted.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace grader {
@@ -29,6 +31,9 @@ struct ProcessOptions {
   //! With a channel: end the child when nothing arrives on it for this long
   //! (a test that hangs), however much of its whole time limit is left. 0: no limit.
   double silence_limit_s = 0;
+  //! Given: the child's stdout and stderr come here, line by line as they arrive (a student
+  //! watching a tool's output), instead of to the log file.
+  std::function<void(std::string_view line)> on_output;
 };
 
 //! Runs argv[0] with argv in a process group of its own, stdout and stderr to

@@ -475,6 +475,20 @@ TEST(Processes, TheChannelIsAnInheritedDescriptor) {
   EXPECT_EQ(slurp(scratch("c.log")), "noise\n") << "stdout is a log, never results";
 }
 
+// grader debug shows a tool's output as it comes, through run_process: whole lines, stdout and
+// stderr both, a last line without its newline too, and nothing written to the log.
+TEST(Processes, OutputCanBeStreamedLineByLine) {
+  std::vector<std::string> lines;
+  ProcessOptions options;
+  options.on_output = [&](std::string_view line) { lines.emplace_back(line); };
+  fs::remove(scratch("s.log"));
+  const ProcessResult r = run_process({"sh", "-c", "echo one; echo two >&2; sleep 0.2; printf three"},
+                                      scratch("s.log").string(), 10, options);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(lines, (std::vector<std::string>{"one\n", "two\n", "three"}));
+  EXPECT_FALSE(fs::exists(scratch("s.log")));
+}
+
 // A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),
 // read into the record as they were sent; a test without them has none. (Before the interrupt
 // test below: once the process was interrupted, no child runs.)
