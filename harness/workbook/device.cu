@@ -198,14 +198,20 @@ void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>
   }
 }
 
-void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
+void GuardedInput::fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
   if (n_) {
-    dense_exact_kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
+    kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
+
+void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
+  fill_drawn(dense_exact_kernel, seed, stream);
+}
+
+void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) { fill_drawn(random_kernel, seed, stream); }
 
 void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   if (values.empty()) return;
@@ -224,15 +230,6 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
   scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
-}
-
-void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) {
-  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
-  if (n_) {
-    random_kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
-    WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  }
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {

@@ -106,6 +106,9 @@ class GuardedInput {
   std::uint64_t fingerprint(cudaStream_t stream) const;
 
  private:
+  //! A kernel that writes element i of a seeded input: dst[i] for i < n.
+  using DrawKernel = void (*)(float* dst, std::size_t n, std::uint64_t seed);
+  void fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_t stream);
   float* writable() { return base_.data() + kSlack + offset_; }
   std::size_t n_, offset_;
   SharedBuffer<float> base_;
