@@ -50,6 +50,7 @@ void install_interrupt_handlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a write to a child that has gone (a grant) fails with EPIPE instead
 }
 
 bool interrupted(int* signal) {
@@ -78,6 +79,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   }
   for (const auto& [key, value] : options.env) env[key] = value;
   if (channel) env[options.channel_variable] = std::to_string(kChannelFd);
+  const bool granting = channel && !options.grant_variable.empty();
+  if (granting) env[options.grant_variable] = std::to_string(kGrantFd);
   std::vector<std::string> env_entries;
   for (const auto& [key, value] : env) env_entries.push_back(key + "=" + value);
   std::vector<char*> envp, args;
@@ -86,14 +89,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (channel && pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
-  int out_fds[2] = {-1, -1};
+  int out_fds[2] = {-1, -1}, grant_fds[2] = {-1, -1};
   const bool streamed = static_cast<bool>(options.on_output);
   const auto close_pipes = [&] {
-    for (int fd : {pipe_fds[0], pipe_fds[1], out_fds[0], out_fds[1]}) {
+    for (int fd : {pipe_fds[0], pipe_fds[1], out_fds[0], out_fds[1], grant_fds[0], grant_fds[1]}) {
       if (fd >= 0) close(fd);
     }
   };
-  if (streamed && pipe2(out_fds, O_CLOEXEC) != 0) {
+  if ((streamed && pipe2(out_fds, O_CLOEXEC) != 0) || (granting && pipe2(grant_fds, O_CLOEXEC) != 0)) {
     close_pipes();
     return result;
   }
@@ -107,6 +110,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);  // the grader ignores it; its children must not inherit that
     if (options.nice) setpriority(PRIO_PROCESS, 0, options.nice);
     const int fd = streamed ? out_fds[1] : open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
@@ -123,6 +127,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
         dup2(pipe_fds[1], kChannelFd);
       }
     }
+    if (granting) {
+      if (grant_fds[0] == kGrantFd) {
+        fcntl(kGrantFd, F_SETFD, 0);
+      } else {
+        dup2(grant_fds[0], kGrantFd);
+      }
+    }
     execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
@@ -137,6 +148,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     close(out_fds[1]);
     fcntl(out_fds[0], F_SETFL, O_NONBLOCK);
   }
+  if (granting) close(grant_fds[0]);
   std::string pending;  // streamed output after its last full line
   auto pass_on = [&](bool all) {
     if (!streamed) return;
@@ -147,7 +159,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     if (all && !pending.empty()) options.on_output(pending), pending.clear();
   };
+  auto began = start;  // moved later by the time on_channel_line spends waiting
   auto last_heard = start;
+  std::size_t handled = 0;  // how much of result.channel on_channel_line has seen
   auto drain = [&] {
     if (!channel) return;
     char buf[65536];
@@ -161,6 +175,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
         result.channel_overflowed = true;
       }
     }
+    if (!granting || !options.on_channel_line) return;
+    for (std::size_t end; (end = result.channel.find('\n', handled)) != std::string::npos; handled = end + 1) {
+      const auto asked = std::chrono::steady_clock::now();
+      const ProcessOptions::Grant g =
+          options.on_channel_line(std::string_view(result.channel).substr(handled, end - handled));
+      const auto waited = std::chrono::steady_clock::now() - asked;
+      began += waited;
+      last_heard += waited;
+      if (g == ProcessOptions::Grant::grant && grant_fds[1] >= 0) {
+        const char byte = 1;
+        while (write(grant_fds[1], &byte, 1) < 0 && errno == EINTR) {
+        }
+      } else if (g == ProcessOptions::Grant::refuse && grant_fds[1] >= 0) {
+        close(grant_fds[1]);
+        grant_fds[1] = -1;
+      }
+    }
   };
   int status = 0;
   for (;;) {
@@ -168,7 +199,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
     const auto now = std::chrono::steady_clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const double elapsed = std::chrono::duration<double>(now - began).count();
     const bool silent = channel && options.silence_limit_s > 0 &&
                         std::chrono::duration<double>(now - last_heard).count() > options.silence_limit_s;
     if (elapsed > timeout_s || silent || interrupted()) {
@@ -200,6 +231,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   pass_on(true);
   if (channel) close(pipe_fds[0]);
   if (streamed) close(out_fds[0]);
+  if (grant_fds[1] >= 0) close(grant_fds[1]);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.timed_out && !result.interrupted) {
     if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);

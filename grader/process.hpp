@@ -34,6 +34,13 @@ struct ProcessOptions {
   //! Given: the child's stdout and stderr come here, line by line as they arrive (a student
   //! watching a tool's output), instead of to the log file.
   std::function<void(std::string_view line)> on_output;
+  //! With a channel and a grant_variable: the child also inherits a grant pipe (its descriptor
+  //! number in that variable), and on_channel_line sees each whole channel line as it arrives and
+  //! says what to do with the pipe. The time it takes (a wait for the GPU) counts toward neither
+  //! the time limit nor the silence limit.
+  std::string grant_variable;
+  enum class Grant { none, grant, refuse };  // nothing; write one byte; close the pipe
+  std::function<Grant(std::string_view line)> on_channel_line;
 };
 
 //! Runs argv[0] with argv in a process group of its own, stdout and stderr to
@@ -42,8 +49,9 @@ struct ProcessOptions {
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
                           double timeout_s, const ProcessOptions& options = {});
 
-//! The descriptor number a child finds its result channel on.
+//! The descriptor numbers a child finds its result channel and its grant pipe on.
 inline constexpr int kChannelFd = 3;
+inline constexpr int kGrantFd = 4;
 
 //! Makes SIGINT and SIGTERM end the running child's process group and mark
 //! the grader interrupted, instead of killing the grader at once.

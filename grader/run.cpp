@@ -24,12 +24,16 @@ const TestRecord* TestRun::find(const std::string& name) const {
 
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
                   double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s) {
+                  double silence_limit_s, std::function<ProcessOptions::Grant(std::string_view line)> on_channel_line) {
   TestRun run;
   ProcessOptions options;
   options.env = env;
   options.silence_limit_s = silence_limit_s;
   options.channel_variable = workbook::names::kResultFdVariable;
+  if (on_channel_line) {
+    options.grant_variable = workbook::names::kGrantFdVariable;
+    options.on_channel_line = std::move(on_channel_line);
+  }
   run.process = run_process(argv, log_path, timeout_s, options);
   std::istringstream in(run.process.channel);
   for (std::string line; std::getline(in, line);) {
@@ -71,6 +75,9 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
           break;
         case Event::hang:
           run.hang = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+          break;
+        case Event::alone:
+          run.asked_alone = true;
           break;
         case Event::end:
           run.ended = true;

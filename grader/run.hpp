@@ -2,6 +2,7 @@
 // result channel (never its stdout, never a file it could name).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct TestRun {
   std::string problem;  // what the process found wrong before any test (registration)
   std::vector<TestRecord> tests;
   bool ended = false;
+  bool asked_alone = false;  // it asked for the GPU alone (Event::alone)
   std::string context_lost;  // "<test>: <error>" when a kernel broke the CUDA context
   std::string hang;          // "<test>: <error>" when a call never finished
   std::string where;         // where the chapter's code ran, with the sandbox's summary
@@ -39,9 +41,12 @@ struct TestRun {
 
 //! Runs a chapter test process (argv) with the result channel and a time limit.
 //! With `silence_limit_s`, a test that reports nothing for that long ends the run.
+//! With `on_channel_line`, the process also gets a grant pipe (ProcessOptions: the judge's
+//! Event::alone is answered through it).
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
                   double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s = 0);
+                  double silence_limit_s = 0,
+                  std::function<ProcessOptions::Grant(std::string_view line)> on_channel_line = {});
 
 //! The tests a judge (`command`: its executable and arguments) holds, from `--gtest_list_tests`
 //! (with `filter`, if any), in the order they run. Throws std::runtime_error when it cannot list them.

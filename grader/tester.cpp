@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "run.hpp"
 #include "score.hpp"
@@ -253,8 +254,12 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  run_part(submission, runner, log_dir, r, false);
-  if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
+  if (session_.options().timed_in_test_process) {
+    run_both_parts(submission, runner, log_dir, r);
+  } else {
+    run_part(submission, runner, log_dir, r, false);
+    if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
+  }
   if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -275,6 +280,60 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
   tally(t, r);
   ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug),
                  session_.limit(spec), log, r);
+}
+
+void GpuTester::run_both_parts(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                               ChapterResult& r) {
+  using workbook::channel::Event;
+  using workbook::channel::Result;
+  using Grant = ProcessOptions::Grant;
+  const workbook::ChapterSpec& spec = *r.spec;
+  const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
+  const std::string alone_filter = gtest_filter(session_.alone_tests(spec.slug));
+  std::vector<std::string> argv = judge_command(spec, "learner", runner, "-" + alone_filter);
+  argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
+  // What this process holds of the GPU: a place beside others, then (granted) the GPU alone.
+  enum class Holds { shared, alone, nothing } holds = Holds::shared;
+  bool failed = false;
+  const auto asked = Timeline::Clock::now();
+  gate_.lock_shared();
+  const auto started = Timeline::Clock::now();
+  Timeline::Clock::time_point alone_asked{}, alone_started{};
+  // The judge's lines as they come: a failed test, then its request for the GPU alone, which a
+  // chapter with a failed test is refused (its timed tests would not count), as run_part does.
+  const auto on_line = [&](std::string_view line) {
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    if (!record.is_object() || !record.contains("event")) return Grant::none;
+    if (record["event"] == nlohmann::json(Event::test) && record.value("result", nlohmann::json()) == nlohmann::json(Result::failed)) {
+      failed = true;
+    }
+    if (record["event"] != nlohmann::json(Event::alone) || holds != Holds::shared) return Grant::none;
+    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+    alone_asked = Timeline::Clock::now();
+    gate_.unlock_shared();
+    if (failed) {
+      holds = Holds::nothing;
+      return Grant::refuse;
+    }
+    gate_.lock();
+    holds = Holds::alone;
+    alone_started = Timeline::Clock::now();
+    return Grant::grant;
+  };
+  const TestRun t = run_tests(argv, log, session_.limit(spec), env(), kSilenceLimit, on_line);
+  if (holds == Holds::shared) {
+    gate_.unlock_shared();
+    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+  } else if (holds == Holds::alone) {
+    gate_.unlock();
+    session_.timeline().add(submission, spec.slug, "alone", gpu_.index, alone_asked, alone_started);
+  }
+  tally(t, r);
+  std::vector<std::string> expected = session_.shared_tests(spec.slug);
+  if (holds == Holds::alone) {
+    for (const std::string& name : session_.alone_tests(spec.slug)) expected.push_back(name);
+  }
+  ran_to_the_end(t, expected, session_.limit(spec), log, r);
 }
 
 // Runs the sanitized tests under each compute-sanitizer tool; a finding

@@ -36,6 +36,10 @@ class GpuTester {
   //! The tests that may share the GPU (alone: false), or those that need it alone (true).
   void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
                 ChapterResult& r, bool alone);
+  //! Both in one process (--timed-in-test-process): the shared tests beside others, then, once the
+  //! judge asks and every other test process on the GPU has finished, the timed tests alone.
+  void run_both_parts(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                      ChapterResult& r);
   void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
                 const std::string& slot_dir, ChapterResult& r);
   //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`

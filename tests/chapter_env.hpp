@@ -40,6 +40,7 @@ void report_bandwidth(const channel::Bandwidth& measured);
 
 using names::kContextLostExit;
 using names::kNoDeviceExit;
+using names::kGrantFdVariable;
 using names::kResultFdVariable;
 
 }  // namespace workbook::test

@@ -78,6 +78,42 @@ ResultChannel& results() {
   return c;
 }
 
+// The grader's grant of the GPU alone (Event::alone): a descriptor it opened, read once, here; -1
+// when it gave none. Not inherited by the chapter's process.
+int grant_fd() {
+  static const int fd = [] {
+    const char* env = std::getenv(kGrantFdVariable);
+    if (!env) return -1;
+    const int n = std::atoi(env);
+    unsetenv(kGrantFdVariable);
+    if (n <= 2 || fcntl(n, F_GETFD) < 0) return -1;
+    fcntl(n, F_SETFD, FD_CLOEXEC);
+    return n;
+  }();
+  return fd;
+}
+
+// Asks the grader for the GPU alone and waits for it: true once granted (a byte arrives), false if
+// there is no grant descriptor or the grader closed it without one.
+bool wait_for_the_gpu_alone() {
+  if (grant_fd() < 0) return false;
+  results().send({{"event", Event::alone}});
+  char byte = 0;
+  for (;;) {
+    const ssize_t n = ::read(grant_fd(), &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    return n == 1;
+  }
+}
+
+void set_filter(const std::string& filter) {
+#ifdef GTEST_FLAG_SET
+  GTEST_FLAG_SET(filter, filter);
+#else
+  ::testing::GTEST_FLAG(filter) = filter;
+#endif
+}
+
 std::string full_name(const ::testing::TestInfo& info) {
   return std::string(info.test_suite_name()) + "." + info.name();
 }
@@ -158,6 +194,7 @@ struct Arguments {
   std::string chapter;
   RunnerOptions runner;
   bool remote = false;
+  std::string alone_tests;  // a gtest filter: run after the others, once the grader grants the GPU alone
 };
 
 std::optional<Arguments> parse(int argc, char** argv) {
@@ -177,13 +214,15 @@ std::optional<Arguments> parse(int argc, char** argv) {
     else if (auto v = value("--read")) a.runner.readable.push_back(*v);
     else if (auto v = value("--wrap")) a.runner.wrapper.push_back(*v);
     else if (arg == "--interactive") a.runner.interactive = true;
+    else if (auto v = value("--alone-tests")) a.alone_tests = *v;
     else if (auto v = value("--call-timeout")) a.runner.call_timeout_s = std::atof(v->c_str());
     else if (auto v = value("--cpu-seconds")) a.runner.cpu_seconds = std::atof(v->c_str());
     else {
       fmt::print(stderr,
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
                  "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
-                 "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>], and gtest flags)\n",
+                 "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
+                 "[--alone-tests=<gtest filter>], and gtest flags)\n",
                  arg);
       return std::nullopt;
     }
@@ -280,7 +319,8 @@ int main(int argc, char** argv) {
 #else
   if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();
 #endif
-  results();  // takes the descriptor before anything else runs
+  results();  // takes the descriptors before anything else runs
+  grant_fd();
   g_seed = pick_seed();
   std::string problem;
   if (!args->remote) {
@@ -338,7 +378,13 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   auto* reporter = new Reporter;
   ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
-  const int rc = RUN_ALL_TESTS();
+  int rc = RUN_ALL_TESTS();
+  // The tests that need the GPU alone, in the same process (its device, buffers and chapter's
+  // process kept), once the grader has waited for every other test process to finish.
+  if (!args->alone_tests.empty() && wait_for_the_gpu_alone()) {
+    set_filter(args->alone_tests);
+    rc = RUN_ALL_TESTS() != 0 || rc != 0;
+  }
   nlohmann::json end = {{"event", channel::Event::end}, {"ran", reporter->ran()}};
   fmt::print("[timing] the tests took {:.0f} ms\n", ms_since(tests_started));
   if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {

@@ -489,6 +489,42 @@ TEST(Processes, OutputCanBeStreamedLineByLine) {
   EXPECT_FALSE(fs::exists(scratch("s.log")));
 }
 
+// --timed-in-test-process: a judge asks for the GPU alone (Event::alone) and waits for one byte on
+// its grant pipe; the grader's answer may take as long as the GPU takes to drain, which counts
+// toward neither of the process's limits; a refusal closes the pipe.
+std::string grant_script() {
+  return std::string("echo '{\"event\":\"alone\"}' >&$") + workbook::names::kResultFdVariable +
+         "; b=$(head -c1 <&$" + workbook::names::kGrantFdVariable + " | od -An -tu1 | tr -d ' ');" +
+         " echo \"{\\\"event\\\":\\\"end\\\",\\\"runner_exit\\\":${b:-0}}\" >&$" +
+         workbook::names::kResultFdVariable;
+}
+
+TEST(Processes, AnAloneRequestIsAnsweredOnTheGrantPipe) {
+  int asked = 0;
+  const TestRun run = run_tests({"sh", "-c", grant_script()}, scratch("g.log").string(), 1.0, {}, 1.0,
+                                [&](std::string_view line) {
+                                  if (line.find("alone") == std::string_view::npos) return ProcessOptions::Grant::none;
+                                  ++asked;
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the GPU drains
+                                  return ProcessOptions::Grant::grant;
+                                });
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(run.asked_alone);
+  EXPECT_FALSE(run.process.timed_out) << "the wait for the grant is not the process's time";
+  EXPECT_TRUE(run.ended);
+  EXPECT_EQ(run.runner_exit, 1) << "the judge read the grant's byte: " << slurp(scratch("g.log"));
+}
+
+TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
+  const TestRun run = run_tests({"sh", "-c", grant_script()}, scratch("r.log").string(), 10, {}, 0,
+                                [](std::string_view line) {
+                                  return line.find("alone") != std::string_view::npos ? ProcessOptions::Grant::refuse
+                                                                                      : ProcessOptions::Grant::none;
+                                });
+  EXPECT_TRUE(run.ended);
+  EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
+}
+
 // A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),
 // read into the record as they were sent; a test without them has none. (Before the interrupt
 // test below: once the process was interrupted, no child runs.)

@@ -14,13 +14,16 @@ enum class Event {
   context_lost,  // a kernel broke the CUDA context: name, error; the judge ends
   hang,          // a call never finished: name, seconds; the judge ends
   end,           // every test ran: ran, runner_exit, output_bytes, output_kept
+  alone,         // the tests that run alone on the GPU come next: the judge waits for the grader's
+                 // grant (one byte on the descriptor in kGrantFdVariable; none: they do not run)
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::start, "start"},
                                      {Event::test, "test"},
                                      {Event::context_lost, "context_lost"},
                                      {Event::hang, "hang"},
-                                     {Event::end, "end"}})
+                                     {Event::end, "end"},
+                                     {Event::alone, "alone"}})
 
 //! A test's result word.
 enum class Result { passed, failed, skipped };

@@ -57,6 +57,8 @@ inline constexpr std::array<std::string_view, 3> kSanitizerTools = {"memcheck", 
 //! The environment variable that tells a chapter test process which inherited
 //! descriptor carries its results to the grader (JSON lines).
 inline constexpr const char* kResultFdVariable = "WORKBOOK_RESULT_FD";
+//! The descriptor a judge reads the grader's grant of the GPU alone from (channel.hpp, Event::alone).
+inline constexpr const char* kGrantFdVariable = "WORKBOOK_GRANT_FD";
 
 //! Exit codes of a chapter test process (and the benchmark): no CUDA device
 //! (CTest's SKIP_RETURN_CODE in tests/CMakeLists.txt), and a lost CUDA context.
