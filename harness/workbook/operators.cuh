@@ -96,27 +96,20 @@ struct Sum {
   }
 };
 
-struct Max {
+//! Max (greater) and Min.
+template <bool greater>
+struct Extreme {
   template <class A>
   WORKBOOK_HOST_DEVICE static constexpr A identity() {
-    return detail::lowest<A>();
+    return greater ? detail::lowest<A>() : detail::highest<A>();
   }
   template <class A>
   WORKBOOK_HOST_DEVICE A operator()(A a, A b) const {
-    return detail::wins<true, true>(b, a) ? b : a;
+    return detail::wins<greater, true>(b, a) ? b : a;
   }
 };
-
-struct Min {
-  template <class A>
-  WORKBOOK_HOST_DEVICE static constexpr A identity() {
-    return detail::highest<A>();
-  }
-  template <class A>
-  WORKBOOK_HOST_DEVICE A operator()(A a, A b) const {
-    return detail::wins<false, true>(b, a) ? b : a;
-  }
-};
+using Max = Extreme<true>;
+using Min = Extreme<false>;
 
 //! A value and where it was found: ArgMax's and ArgMin's accumulator. index -1: nothing yet.
 template <class A>
@@ -129,7 +122,7 @@ template <bool greater>
 struct ArgExtreme {
   template <class L>
   WORKBOOK_HOST_DEVICE static constexpr L identity() {
-    return {greater ? detail::lowest<decltype(L{}.value)>() : detail::highest<decltype(L{}.value)>(), -1};
+    return {Extreme<greater>::template identity<decltype(L{}.value)>(), -1};
   }
   template <class A>
   WORKBOOK_HOST_DEVICE Located<A> operator()(Located<A> a, Located<A> b) const {
