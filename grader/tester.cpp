@@ -304,10 +304,11 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
   const auto on_line = [&](std::string_view line) {
     const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
     if (!record.is_object() || !record.contains("event")) return Grant::none;
-    if (record["event"] == nlohmann::json(Event::test) && record.value("result", nlohmann::json()) == nlohmann::json(Result::failed)) {
+    const nlohmann::json& event = record["event"];
+    if (event == nlohmann::json(Event::test) && record.value("result", nlohmann::json()) == nlohmann::json(Result::failed)) {
       failed = true;
     }
-    if (record["event"] != nlohmann::json(Event::alone) || holds != Holds::shared) return Grant::none;
+    if (event != nlohmann::json(Event::alone) || holds != Holds::shared) return Grant::none;
     session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
     alone_asked = Timeline::Clock::now();
     gate_.unlock_shared();
