@@ -45,19 +45,24 @@ std::string g_broken;  // why the subject can run no more calls (set by run_call
 bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
 
-// The grader's channel: JSON lines on a descriptor the grader opened before it started this
-// process (its number in WORKBOOK_RESULT_FD, read once, here). The chapter's code runs in another
-// process and never sees it.
+// A descriptor the grader opened before it started this process, its number in `variable`
+// (read once, and taken out of the environment); -1 if there is none. Not inherited by the
+// chapter's process.
+int take_inherited_fd(const char* variable) {
+  const char* env = std::getenv(variable);
+  if (!env) return -1;
+  const int fd = std::atoi(env);
+  unsetenv(variable);
+  if (fd <= 2 || fcntl(fd, F_GETFD) < 0) return -1;
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+// The grader's channel: JSON lines on the descriptor in WORKBOOK_RESULT_FD. The chapter's code runs
+// in another process and never sees it.
 class ResultChannel {
  public:
-  ResultChannel() {
-    if (const char* env = std::getenv(kResultFdVariable)) {
-      fd_ = std::atoi(env);
-      unsetenv(kResultFdVariable);
-      if (fd_ <= 2 || fcntl(fd_, F_GETFD) < 0) fd_ = -1;
-      if (fd_ >= 0) fcntl(fd_, F_SETFD, FD_CLOEXEC);
-    }
-  }
+  ResultChannel() : fd_(take_inherited_fd(kResultFdVariable)) {}
   void send(const nlohmann::json& record) {
     if (fd_ < 0) return;
     const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -78,18 +83,10 @@ ResultChannel& results() {
   return c;
 }
 
-// The grader's grant of the GPU alone (Event::alone): a descriptor it opened, read once, here; -1
-// when it gave none. Not inherited by the chapter's process.
+// The grader's grant of the GPU alone (Event::alone): the descriptor in WORKBOOK_GRANT_FD, -1 when
+// it gave none.
 int grant_fd() {
-  static const int fd = [] {
-    const char* env = std::getenv(kGrantFdVariable);
-    if (!env) return -1;
-    const int n = std::atoi(env);
-    unsetenv(kGrantFdVariable);
-    if (n <= 2 || fcntl(n, F_GETFD) < 0) return -1;
-    fcntl(n, F_SETFD, FD_CLOEXEC);
-    return n;
-  }();
+  static const int fd = take_inherited_fd(kGrantFdVariable);
   return fd;
 }
 
