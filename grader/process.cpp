@@ -119,21 +119,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null >= 0) dup2(null, STDIN_FILENO);
-    if (channel) {
-      // dup2 clears close-on-exec on the copy; the same number needs it cleared by hand.
-      if (pipe_fds[1] == kChannelFd) {
-        fcntl(kChannelFd, F_SETFD, 0);
+    // A pipe's end as descriptor `number` in the child: dup2 clears close-on-exec on the copy; the
+    // same number needs it cleared by hand.
+    const auto inherit_as = [](int fd, int number) {
+      if (fd == number) {
+        fcntl(number, F_SETFD, 0);
       } else {
-        dup2(pipe_fds[1], kChannelFd);
+        dup2(fd, number);
       }
-    }
-    if (granting) {
-      if (grant_fds[0] == kGrantFd) {
-        fcntl(kGrantFd, F_SETFD, 0);
-      } else {
-        dup2(grant_fds[0], kGrantFd);
-      }
-    }
+    };
+    if (channel) inherit_as(pipe_fds[1], kChannelFd);
+    if (granting) inherit_as(grant_fds[0], kGrantFd);
     execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
