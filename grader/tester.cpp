@@ -299,6 +299,10 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
   gate_.lock_shared();
   const auto started = Timeline::Clock::now();
   Timeline::Clock::time_point alone_asked{}, alone_started{};
+  const auto leave_shared = [&] {  // the shared tests' row ends here
+    gate_.unlock_shared();
+    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+  };
   // The judge's lines as they come: a failed test, then its request for the GPU alone, which a
   // chapter with a failed test is refused (its timed tests would not count), as run_part does.
   const auto on_line = [&](std::string_view line) {
@@ -309,9 +313,8 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
       failed = true;
     }
     if (event != nlohmann::json(Event::alone) || holds != Holds::shared) return Grant::none;
-    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+    leave_shared();
     alone_asked = Timeline::Clock::now();
-    gate_.unlock_shared();
     if (failed) {
       holds = Holds::nothing;
       return Grant::refuse;
@@ -323,8 +326,7 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
   };
   const TestRun t = run_tests(argv, log, session_.limit(spec), env(), kSilenceLimit, on_line);
   if (holds == Holds::shared) {
-    gate_.unlock_shared();
-    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+    leave_shared();
   } else if (holds == Holds::alone) {
     gate_.unlock();
     session_.timeline().add(submission, spec.slug, "alone", gpu_.index, alone_asked, alone_started);
