@@ -170,7 +170,7 @@ json report_document(const GradingRun& run) {
     }
     for (const Refusal& f : r.refusals) c.refusals.push_back({f.check, bounded_text(f.reason, 2048)});
     for (const IdeaNote& n : r.idea) c.idea.push_back({n.what, n.shown, bounded_text(n.evidence, 1024)});
-    for (const TestOutcome& t : r.tests) c.tests.push_back({t.name, t.result});
+    for (const TestOutcome& t : r.tests) c.tests.push_back({t.name, nlohmann::json(t.result).get<std::string>()});
     for (const FailedTest& f : r.failed) c.failed.push_back({f.name, bounded_text(f.message)});
     for (const std::string& group : r.failed_groups) {
       const auto hint = r.spec->hints.find(group);

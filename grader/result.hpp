@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "static_checks.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/manifest.hpp"
 #include "workbook/names.hpp"
 
@@ -17,7 +18,8 @@ struct FailedTest {
 };
 
 struct TestOutcome {
-  std::string name, result;  // result: passed, failed, skipped
+  std::string name;
+  workbook::channel::Result result = workbook::channel::Result::failed;
 };
 
 struct ChapterResult {

@@ -1,7 +1,9 @@
 #include "run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,73 +24,90 @@ const TestRecord* TestRun::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// Takes one channel line into `run`: the event it was, or nullopt for a line no event reads.
+std::optional<workbook::channel::Event> take_line(TestRun& run, std::string_view line) {
+  using workbook::channel::Event;
+  try {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    const auto name = [&] { return bounded_text(record.at("name").get<std::string>(), 512); };
+    const Event event = record.at("event").get<Event>();
+    if (nlohmann::json(event) != record.at("event")) {  // a name no event has (the enum maps it to the first)
+      ++run.unreadable_lines;
+      return std::nullopt;
+    }
+    switch (event) {
+      case Event::begin:
+        run.began = true;
+        run.problem = bounded_text(record.value("problem", ""), 2048);
+        run.where = bounded_text(record.value("where", ""), 2048);
+        if (record.contains("sandbox") && record["sandbox"].is_object()) {
+          run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
+        }
+        break;
+      case Event::start:
+        run.started = name();
+        break;
+      case Event::test: {
+        TestRecord t;
+        t.name = name();
+        t.group = std::string(workbook::names::group_of(t.name));
+        t.result = record.at("result").get<workbook::channel::Result>();
+        if (nlohmann::json(t.result) != record.at("result")) throw std::invalid_argument("no such result");
+        for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
+        if (record.contains("bandwidth")) t.bandwidth = record.at("bandwidth").get<workbook::channel::Bandwidth>();
+        run.tests.push_back(std::move(t));
+        break;
+      }
+      case Event::context_lost:
+        run.context_lost = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+        break;
+      case Event::hang:
+        run.hang = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+        break;
+      case Event::alone:
+        run.asked_alone = true;
+        break;
+      case Event::end:
+        run.ended = true;
+        run.runner_exit = record.value("runner_exit", -1);
+        run.output_bytes = record.value("output_bytes", std::size_t(0));
+        run.output_kept = record.value("output_kept", std::size_t(0));
+        break;
+    }
+    return event;
+  } catch (const std::exception&) {
+    ++run.unreadable_lines;
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
                   double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s, std::function<ProcessOptions::Grant(std::string_view line)> on_channel_line) {
+                  double silence_limit_s, const OnEvent& on_event) {
   TestRun run;
   ProcessOptions options;
   options.env = env;
   options.silence_limit_s = silence_limit_s;
   options.channel_variable = workbook::names::kResultFdVariable;
-  if (on_channel_line) {
+  std::size_t taken = 0;  // the channel's bytes read while the process ran
+  if (on_event) {
     options.grant_variable = workbook::names::kGrantFdVariable;
-    options.on_channel_line = std::move(on_channel_line);
+    options.on_channel_line = [&](std::string_view line) {
+      taken += line.size() + 1;
+      if (line.empty()) return ProcessOptions::Grant::none;
+      const auto event = take_line(run, line);
+      return event ? on_event(*event, run) : ProcessOptions::Grant::none;
+    };
   }
   run.process = run_process(argv, log_path, timeout_s, options);
-  std::istringstream in(run.process.channel);
+  // The lines no callback saw (all of them without one; a last line without its newline).
+  std::istringstream in(run.process.channel.substr(std::min(taken, run.process.channel.size())));
   for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    nlohmann::json record;
-    try {
-      record = nlohmann::json::parse(line);
-      using workbook::channel::Event;
-      const auto name = [&] { return bounded_text(record.at("name").get<std::string>(), 512); };
-      const Event event = record.at("event").get<Event>();
-      if (nlohmann::json(event) != record.at("event")) {  // a name no event has (the enum maps it to the first)
-        ++run.unreadable_lines;
-        continue;
-      }
-      switch (event) {
-        case Event::begin:
-          run.began = true;
-          run.problem = bounded_text(record.value("problem", ""), 2048);
-          run.where = bounded_text(record.value("where", ""), 2048);
-          if (record.contains("sandbox") && record["sandbox"].is_object()) {
-            run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
-          }
-          break;
-        case Event::start:
-          run.started = name();
-          break;
-        case Event::test: {
-          TestRecord t;
-          t.name = name();
-          t.group = std::string(workbook::names::group_of(t.name));
-          t.result = record.at("result").get<std::string>();
-          for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
-          if (record.contains("bandwidth")) t.bandwidth = record.at("bandwidth").get<workbook::channel::Bandwidth>();
-          run.tests.push_back(std::move(t));
-          break;
-        }
-        case Event::context_lost:
-          run.context_lost = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
-          break;
-        case Event::hang:
-          run.hang = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
-          break;
-        case Event::alone:
-          run.asked_alone = true;
-          break;
-        case Event::end:
-          run.ended = true;
-          run.runner_exit = record.value("runner_exit", -1);
-          run.output_bytes = record.value("output_bytes", std::size_t(0));
-          run.output_kept = record.value("output_kept", std::size_t(0));
-          break;
-      }
-    } catch (const std::exception&) {
-      ++run.unreadable_lines;
-    }
+    if (!line.empty()) take_line(run, line);
   }
   return run;
 }

@@ -16,7 +16,7 @@ namespace grader {
 struct TestRecord {
   std::string name;    // "Sizes/ExactSums.EveryElementCountedOnce/n_1000"
   std::string group;   // "ExactSums"
-  std::string result;  // passed, failed, skipped
+  workbook::channel::Result result = workbook::channel::Result::failed;
   std::vector<std::string> failures;
   std::optional<workbook::channel::Bandwidth> bandwidth;  // a Bandwidth test's measurement
 };
@@ -39,14 +39,17 @@ struct TestRun {
   const TestRecord* find(const std::string& name) const;
 };
 
+//! What a caller does with each event as it arrives (the run so far included): Event::alone is
+//! answered through the grant pipe.
+using OnEvent = std::function<ProcessOptions::Grant(workbook::channel::Event, const TestRun& so_far)>;
+
 //! Runs a chapter test process (argv) with the result channel and a time limit.
 //! With `silence_limit_s`, a test that reports nothing for that long ends the run.
-//! With `on_channel_line`, the process also gets a grant pipe (ProcessOptions: the judge's
-//! Event::alone is answered through it).
+//! With `on_event`, the process also gets a grant pipe (ProcessOptions), and each channel line is
+//! read once, as it arrives.
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
                   double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s = 0,
-                  std::function<ProcessOptions::Grant(std::string_view line)> on_channel_line = {});
+                  double silence_limit_s = 0, const OnEvent& on_event = {});
 
 //! The tests a judge (`command`: its executable and arguments) holds, from `--gtest_list_tests`
 //! (with `filter`, if any), in the order they run. Throws std::runtime_error when it cannot list them.

@@ -24,6 +24,7 @@ namespace {
 
 namespace names = workbook::names;
 namespace st = workbook::names::status;
+using workbook::channel::Result;
 
 // The longest test takes about a second alone on the GPU (H200, 2026-11-30); a call of the
 // chapter's code that takes longer than kCallLimit is a hang, which the judge reports itself, and a
@@ -157,9 +158,9 @@ void tally(const TestRun& t, ChapterResult& r) {
       r.learner_gbps = subject_gbps(rec);
       r.learner_ceiling_gbps = ceiling_gbps(rec);
     }
-    if (rec.result == "skipped") continue;
+    if (rec.result == Result::skipped) continue;
     ++r.tests_total;
-    if (rec.result == "passed") {
+    if (rec.result == Result::passed) {
       ++r.tests_passed;
       continue;
     }
@@ -226,7 +227,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
     if (t.process.interrupted) return false;
     std::pair<std::optional<double>, std::optional<double>> m;
     for (const TestRecord& rec : t.tests) {
-      if (rec.group == "Bandwidth" && rec.result == "passed") {
+      if (rec.group == "Bandwidth" && rec.result == Result::passed) {
         m = {subject_gbps(rec), ceiling_gbps(rec)};
       }
     }
@@ -285,7 +286,6 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
 void GpuTester::run_both_parts(const std::string& submission, const std::string& runner, const std::string& log_dir,
                                ChapterResult& r) {
   using workbook::channel::Event;
-  using workbook::channel::Result;
   using Grant = ProcessOptions::Grant;
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
@@ -294,7 +294,6 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
   argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
   // What this process holds of the GPU: a place beside others, then (granted) the GPU alone.
   enum class Holds { shared, alone, nothing } holds = Holds::shared;
-  bool failed = false;
   const auto asked = Timeline::Clock::now();
   gate_.lock_shared();
   const auto started = Timeline::Clock::now();
@@ -303,18 +302,14 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
     gate_.unlock_shared();
     session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
   };
-  // The judge's lines as they come: a failed test, then its request for the GPU alone, which a
-  // chapter with a failed test is refused (its timed tests would not count), as run_part does.
-  const auto on_line = [&](std::string_view line) {
-    const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
-    if (!record.is_object() || !record.contains("event")) return Grant::none;
-    const nlohmann::json& event = record["event"];
-    if (event == nlohmann::json(Event::test) && record.value("result", nlohmann::json()) == nlohmann::json(Result::failed)) {
-      failed = true;
-    }
-    if (event != nlohmann::json(Event::alone) || holds != Holds::shared) return Grant::none;
+  // The judge's request for the GPU alone, as it comes: a chapter with a failed test is refused
+  // (its timed tests would not count), as run_part does.
+  const auto on_event = [&](Event event, const TestRun& so_far) {
+    if (event != Event::alone || holds != Holds::shared) return Grant::none;
     leave_shared();
     alone_asked = Timeline::Clock::now();
+    const bool failed = std::any_of(so_far.tests.begin(), so_far.tests.end(),
+                                    [](const TestRecord& t) { return t.result == Result::failed; });
     if (failed) {
       holds = Holds::nothing;
       return Grant::refuse;
@@ -324,7 +319,7 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
     alone_started = Timeline::Clock::now();
     return Grant::grant;
   };
-  const TestRun t = run_tests(argv, log, session_.limit(spec), env(), kSilenceLimit, on_line);
+  const TestRun t = run_tests(argv, log, session_.limit(spec), env(), kSilenceLimit, on_event);
   if (holds == Holds::shared) {
     leave_shared();
   } else if (holds == Holds::alone) {
@@ -372,16 +367,16 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
     } else if (const std::string why = incomplete(t, session_.sanitized_tests(spec.slug)); !why.empty()) {
       what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
     } else if (t.process.exit_code != 0 || t.runner_exit != 0 ||
-               std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == "failed"; })) {
+               std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == Result::failed; })) {
       what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
                          "exited with status {})",
                          tool, process_end(t.process), t.runner_exit);
     } else {
       ++r.tests_passed;
-      r.tests.push_back({"Sanitizer." + tool, "passed"});
+      r.tests.push_back({"Sanitizer." + tool, Result::passed});
       continue;
     }
-    r.tests.push_back({"Sanitizer." + tool, "failed"});
+    r.tests.push_back({"Sanitizer." + tool, Result::failed});
     // The tool's findings, with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
     std::string findings;
     std::istringstream in(read_bounded(log));

@@ -502,8 +502,9 @@ std::string grant_script() {
 TEST(Processes, AnAloneRequestIsAnsweredOnTheGrantPipe) {
   int asked = 0;
   const TestRun run = run_tests({"sh", "-c", grant_script()}, scratch("g.log").string(), 1.0, {}, 1.0,
-                                [&](std::string_view line) {
-                                  if (line.find("alone") == std::string_view::npos) return ProcessOptions::Grant::none;
+                                [&](workbook::channel::Event event, const TestRun& so_far) {
+                                  if (event != workbook::channel::Event::alone) return ProcessOptions::Grant::none;
+                                  EXPECT_TRUE(so_far.asked_alone) << "the event is in the run before the callback";
                                   ++asked;
                                   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the GPU drains
                                   return ProcessOptions::Grant::grant;
@@ -517,9 +518,9 @@ TEST(Processes, AnAloneRequestIsAnsweredOnTheGrantPipe) {
 
 TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
   const TestRun run = run_tests({"sh", "-c", grant_script()}, scratch("r.log").string(), 10, {}, 0,
-                                [](std::string_view line) {
-                                  return line.find("alone") != std::string_view::npos ? ProcessOptions::Grant::refuse
-                                                                                      : ProcessOptions::Grant::none;
+                                [](workbook::channel::Event event, const TestRun&) {
+                                  return event == workbook::channel::Event::alone ? ProcessOptions::Grant::refuse
+                                                                                  : ProcessOptions::Grant::none;
                                 });
   EXPECT_TRUE(run.ended);
   EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
@@ -536,7 +537,10 @@ TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
                                 {"ms", 812},              {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16}}};
   const nlohmann::json plain = {{"event", Event::test}, {"name", "Sizes/ExactSums.EveryElementCountedOnce/n_1000"},
                                 {"result", "passed"},   {"failures", nlohmann::json::array()}, {"ms", 1}};
-  const std::string lines = timed.dump() + "\n" + plain.dump() + "\n" + nlohmann::json{{"event", Event::end}}.dump();
+  nlohmann::json odd = plain;  // a result no test has is not read as any (the enum's first is "passed")
+  odd["result"] = "great";
+  const std::string lines = timed.dump() + "\n" + plain.dump() + "\n" + odd.dump() + "\n" +
+                            nlohmann::json{{"event", Event::end}}.dump();
   const fs::path script = scratch("judge.sh");
   std::ofstream(script) << "cat >&$" << workbook::names::kResultFdVariable << " <<'EOF'\n" << lines << "\nEOF\n";
   const TestRun run = run_tests({"sh", script.string()}, scratch("judge.log").string(), 10, {});
@@ -546,7 +550,8 @@ TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
   EXPECT_EQ(run.tests[0].bandwidth->ceiling_gbps, 4371.5);
   EXPECT_EQ(run.tests[0].bandwidth->timed_inputs, 16);
   EXPECT_FALSE(run.tests[1].bandwidth.has_value());
-  EXPECT_EQ(run.unreadable_lines, 0);
+  EXPECT_EQ(run.tests[1].result, workbook::channel::Result::passed);
+  EXPECT_EQ(run.unreadable_lines, 1);
 }
 
 TEST(Processes, AnInterruptEndsTheChildAndIsRemembered) {
