@@ -27,8 +27,10 @@ const TestRecord* TestRun::find(const std::string& name) const {
 namespace {
 
 // Takes one channel line into `run`: the event it was, or nullopt for a line no event reads.
-std::optional<workbook::channel::Event> take_line(TestRun& run, std::string_view line) {
+std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_view line) {
   using workbook::channel::Event;
+  // A run under a tool takes the events between its sanitize and its sanitized.
+  TestRun& run = whole.sanitized.empty() || whole.sanitized.back().ended ? whole : whole.sanitized.back();
   try {
     const nlohmann::json record = nlohmann::json::parse(line);
     const auto name = [&] { return bounded_text(record.at("name").get<std::string>(), 512); };
@@ -70,11 +72,21 @@ std::optional<workbook::channel::Event> take_line(TestRun& run, std::string_view
         run.asked_alone = true;
         break;
       case Event::end:
+      case Event::sanitized:
         run.ended = true;
         run.runner_exit = record.value("runner_exit", -1);
         run.output_bytes = record.value("output_bytes", std::size_t(0));
         run.output_kept = record.value("output_kept", std::size_t(0));
+        if (event == Event::sanitized) run.problem = bounded_text(record.value("problem", ""), 2048);
         break;
+      case Event::sanitize: {
+        TestRun tool_run;
+        tool_run.tool = bounded_text(record.at("tool").get<std::string>(), 64);
+        tool_run.began = true;
+        tool_run.process.exit_code = 0;
+        whole.sanitized.push_back(std::move(tool_run));
+        break;
+      }
     }
     return event;
   } catch (const std::exception&) {
@@ -108,6 +120,20 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
   std::istringstream in(run.process.channel.substr(std::min(taken, run.process.channel.size())));
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) take_line(run, line);
+  }
+  if (!run.sanitized.empty()) {  // how the process ended is the last run's
+    ProcessResult& whole = run.process;
+    ProcessResult& last = run.sanitized.back().process;
+    last.timed_out = whole.timed_out;
+    last.interrupted = whole.interrupted;
+    last.silent = whole.silent;
+    last.exit_code = whole.exit_code;
+    last.signal = whole.signal;
+    last.seconds = whole.seconds;
+    last.channel_overflowed = whole.channel_overflowed;
+    whole.timed_out = whole.interrupted = whole.silent = false;
+    whole.exit_code = 0;
+    whole.signal = 0;
   }
   return run;
 }

@@ -36,6 +36,11 @@ struct TestRun {
   int runner_exit = -1;      // how the chapter's process ended (a tool's status for it), at the end
   std::size_t output_bytes = 0, output_kept = 0;  // what it printed, and what the log kept
   int unreadable_lines = 0;
+  //! The same judge's runs of the sanitized tests under each tool (Event::sanitize), in order: each
+  //! its tests and how it ended (`problem`: why its chapter's process could not start). How the
+  //! process ended (`process`) belongs to the last run it started: the others hold a clean exit.
+  std::string tool;
+  std::vector<TestRun> sanitized;
   const TestRecord* find(const std::string& name) const;
 };
 

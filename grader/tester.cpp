@@ -80,6 +80,10 @@ std::string incomplete(const TestRun& t, const std::vector<std::string>& expecte
   return "";
 }
 
+bool any_failed(const TestRun& t) {
+  return std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == Result::failed; });
+}
+
 std::string process_end(const ProcessResult& p) {
   if (p.signal) return fmt::format("died of signal {} ({})", p.signal, strsignal(p.signal));
   return fmt::format("exited with status {}", p.exit_code);
@@ -208,7 +212,7 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
                                                   const std::vector<std::string>& wrap) const {
   std::vector<std::string> argv = {session_.judge(), "--chapter=" + spec.slug, "--subject=" + subject,
                                    "--runner=" + runner, "--sandbox=" + session_.sandbox_helper(),
-                                   fmt::format("--call-timeout={:.0f}", wrap.empty() ? kCallLimit : 4 * kCallLimit),
+                                   fmt::format("--call-timeout={:.0f}", wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
                                    fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   argv.push_back("--gtest_filter=" + filter);
@@ -255,13 +259,13 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  if (session_.options().timed_in_test_process) {
-    run_both_parts(submission, runner, log_dir, r);
+  if (session_.options().one_judge) {
+    run_in_one_judge(submission, runner, log_dir, slot_dir, r);
   } else {
     run_part(submission, runner, log_dir, r, false);
     if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
+    if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
   }
-  if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -283,8 +287,8 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
                  session_.limit(spec), log, r);
 }
 
-void GpuTester::run_both_parts(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                               ChapterResult& r) {
+void GpuTester::run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                                 const std::string& slot_dir, ChapterResult& r) {
   using workbook::channel::Event;
   using Grant = ProcessOptions::Grant;
   const workbook::ChapterSpec& spec = *r.spec;
@@ -292,50 +296,81 @@ void GpuTester::run_both_parts(const std::string& submission, const std::string&
   const std::string alone_filter = gtest_filter(session_.alone_tests(spec.slug));
   std::vector<std::string> argv = judge_command(spec, "learner", runner, "-" + alone_filter);
   argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
-  // What this process holds of the GPU: a place beside others, then (granted) the GPU alone.
+  const std::string sanitizer = session_.options().sanitize ? find_tool("compute-sanitizer") : "";
+  const std::size_t tools = sanitizer.empty() ? 0 : names::kSanitizerTools.size();
+  if (tools) {
+    argv.insert(argv.end() - 1, {"--sanitizer=" + sanitizer, "--sanitized-tests=" + sanitizer_filter()});
+    for (std::string_view tool : names::kSanitizerTools) argv.insert(argv.end() - 1, "--sanitize=" + std::string(tool));
+  }
+  // What this process holds of the GPU, and its timeline row: a place beside others (the tests,
+  // then each tool's run), or the GPU alone (the timed tests).
   enum class Holds { shared, alone, nothing } holds = Holds::shared;
-  const auto asked = Timeline::Clock::now();
+  std::string row = "tests";
+  bool timed_ran = false;
+  auto asked = Timeline::Clock::now();
   gate_.lock_shared();
-  const auto started = Timeline::Clock::now();
-  Timeline::Clock::time_point alone_asked{}, alone_started{};
-  const auto leave_shared = [&] {  // the shared tests' row ends here
-    gate_.unlock_shared();
-    session_.timeline().add(submission, spec.slug, "tests", gpu_.index, asked, started);
+  auto started = Timeline::Clock::now();
+  const auto leave = [&] {
+    if (holds == Holds::nothing) return;
+    holds == Holds::alone ? gate_.unlock() : gate_.unlock_shared();
+    session_.timeline().add(submission, spec.slug, row, gpu_.index, asked, started);
+    holds = Holds::nothing;
   };
-  // The judge's request for the GPU alone, as it comes: a chapter with a failed test is refused
-  // (its timed tests would not count), as run_part does.
-  const auto on_event = [&](Event event, const TestRun& so_far) {
-    if (event != Event::alone || holds != Holds::shared) return Grant::none;
-    leave_shared();
-    alone_asked = Timeline::Clock::now();
-    const bool failed = std::any_of(so_far.tests.begin(), so_far.tests.end(),
-                                    [](const TestRecord& t) { return t.result == Result::failed; });
-    if (failed) {
-      holds = Holds::nothing;
-      return Grant::refuse;
-    }
-    gate_.lock();
-    holds = Holds::alone;
-    alone_started = Timeline::Clock::now();
+  const auto take = [&](Holds h, std::string what) {
+    asked = Timeline::Clock::now();
+    h == Holds::alone ? gate_.lock() : gate_.lock_shared();
+    started = Timeline::Clock::now();
+    holds = h;
+    row = std::move(what);
     return Grant::grant;
   };
-  const TestRun t = run_tests(argv, log, session_.limit(spec), env(), kSilenceLimit, on_event);
-  if (holds == Holds::shared) {
-    leave_shared();
-  } else if (holds == Holds::alone) {
-    gate_.unlock();
-    session_.timeline().add(submission, spec.slug, "alone", gpu_.index, alone_asked, alone_started);
-  }
+  // The judge's requests, as they come. The timed tests are refused to a chapter with a failed
+  // test (they would not count), as run_part does; each tool's run to a chapter that is not
+  // clean so far (a failed or missing test, or an earlier tool's finding), as sanitize does.
+  const auto on_event = [&](Event event, const TestRun& so_far) {
+    if (event == Event::alone) {
+      leave();
+      if (any_failed(so_far)) return Grant::refuse;
+      timed_ran = true;
+      return take(Holds::alone, "alone");
+    }
+    if (event != Event::sanitize) return Grant::none;
+    leave();
+    std::vector<std::string> expected = session_.shared_tests(spec.slug);
+    if (timed_ran) expected.insert(expected.end(), session_.alone_tests(spec.slug).begin(), session_.alone_tests(spec.slug).end());
+    bool clean = timed_ran && so_far.ended && so_far.problem.empty() && !any_failed(so_far) &&
+                 incomplete(so_far, expected).empty();
+    for (std::size_t i = 0; i + 1 < so_far.sanitized.size(); ++i) {
+      const TestRun& earlier = so_far.sanitized[i];
+      clean = clean && earlier.problem.empty() && earlier.runner_exit == 0 && !any_failed(earlier) &&
+              incomplete(earlier, session_.sanitized_tests(spec.slug)).empty();
+    }
+    return clean ? take(Holds::shared, so_far.sanitized.back().tool) : Grant::refuse;
+  };
+  const double limit = session_.limit(spec) * (1 + workbook::channel::kSanitizerTimeFactor * double(tools));
+  const TestRun t = run_tests(argv, log, limit, env(),
+                              tools ? workbook::channel::kSanitizerTimeFactor * kSilenceLimit : kSilenceLimit, on_event);
+  leave();
   tally(t, r);
   std::vector<std::string> expected = session_.shared_tests(spec.slug);
-  if (holds == Holds::alone) {
+  if (timed_ran) {
     for (const std::string& name : session_.alone_tests(spec.slug)) expected.push_back(name);
   }
-  ran_to_the_end(t, expected, session_.limit(spec), log, r);
+  if (!ran_to_the_end(t, expected, session_.limit(spec), log, r) || !r.correct() || !tools) return;
+  for (const TestRun& tool_run : t.sanitized) {
+    if (tool_run.process.interrupted) return interrupt(r);
+    if (!judge_sanitizer_run(tool_run, log, slot_dir, r)) return;
+  }
+  if (t.sanitized.size() < tools) {
+    r.status = st::kIncomplete;
+    r.detail = fmt::format("the test process {} after {} of the {} compute-sanitizer runs (log: {})",
+                           process_end(t.sanitized.empty() ? t.process : t.sanitized.back().process),
+                           t.sanitized.size(), tools, log);
+  }
 }
 
-// Runs the sanitized tests under each compute-sanitizer tool; a finding
-// fails the chapter's correctness, with the tool's first lines as the reason.
+// Runs the sanitized tests under each tool, a judge for each; a finding fails the chapter's
+// correctness, with the tool's first lines as the reason.
 void GpuTester::sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
                          const std::string& slot_dir, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
@@ -353,53 +388,65 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
       Turn shared(gate_, false);
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
       t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
-                                  {sanitizer, "--tool", tool, "--error-exitcode",
-                                   std::to_string(workbook::channel::kSanitizerFoundErrors), "--print-limit", "4"}),
-                    log, 4.0 * session_.limit(spec), env(), 4 * kSilenceLimit);
+                                  workbook::channel::sanitizer_wrapper(sanitizer, tool)),
+                    log, workbook::channel::kSanitizerTimeFactor * session_.limit(spec), env(),
+                    workbook::channel::kSanitizerTimeFactor * kSilenceLimit);
     }
     if (t.process.interrupted) return interrupt(r);
-    ++r.tests_total;  // each tool's run counts as one more correctness test
-    std::string what;
-    if (t.process.timed_out || !t.hang.empty()) {
-      what = "timed out under compute-sanitizer " + tool;
-    } else if (t.runner_exit == workbook::channel::kSanitizerFoundErrors) {
-      what = "compute-sanitizer " + tool + " reports errors";
-    } else if (const std::string why = incomplete(t, session_.sanitized_tests(spec.slug)); !why.empty()) {
-      what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
-    } else if (t.process.exit_code != 0 || t.runner_exit != 0 ||
-               std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == Result::failed; })) {
-      what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
-                         "exited with status {})",
-                         tool, process_end(t.process), t.runner_exit);
-    } else {
-      ++r.tests_passed;
-      r.tests.push_back({"Sanitizer." + tool, Result::passed});
-      continue;
-    }
-    r.tests.push_back({"Sanitizer." + tool, Result::failed});
-    // The tool's findings, with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
-    std::string findings;
-    std::istringstream in(read_bounded(log));
-    int kept = 0;
-    for (std::string line; std::getline(in, line) && kept < 10;) {
-      if (line.rfind("=========", 0) == 0 && line.size() > 10) {
-        for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
-        findings += line + "\n";
-        ++kept;
-      }
-    }
-    add_failure(r, "Sanitizer." + tool,
-                fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
-    // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
-    const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
-    r.detail = what + (!finding ? ""
-                       : tool == "racecheck"
-                           ? ": a shared-memory data race (threads of one warp are not in lockstep on "
-                             "Volta and later: order their accesses with __syncwarp())"
-                       : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
-                                             : ": an out-of-bounds or misaligned memory access");
-    return;
+    t.tool = tool;
+    if (!judge_sanitizer_run(t, log, slot_dir, r)) return;
   }
+}
+
+// One tool's run of the sanitized tests (t.tool), counted as one more correctness test: true if
+// it passed; otherwise the chapter's failure, with the tool's findings from `log`.
+bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, const std::string& slot_dir,
+                                    ChapterResult& r) {
+  const std::string& tool = t.tool;
+  ++r.tests_total;
+  std::string what;
+  if (t.process.timed_out || !t.hang.empty()) {
+    what = "timed out under compute-sanitizer " + tool;
+  } else if (t.runner_exit == workbook::channel::kSanitizerFoundErrors) {
+    what = "compute-sanitizer " + tool + " reports errors";
+  } else if (!t.problem.empty()) {
+    what = fmt::format("under compute-sanitizer {} the chapter's process did not start: {}", tool, t.problem);
+  } else if (const std::string why = incomplete(t, session_.sanitized_tests(r.spec->slug)); !why.empty()) {
+    what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
+  } else if (t.process.exit_code != 0 || t.runner_exit != 0 || any_failed(t)) {
+    what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
+                       "exited with status {})",
+                       tool, process_end(t.process), t.runner_exit);
+  } else {
+    ++r.tests_passed;
+    r.tests.push_back({"Sanitizer." + tool, Result::passed});
+    return true;
+  }
+  r.tests.push_back({"Sanitizer." + tool, Result::failed});
+  // The tool's findings, from its last run in the log (one judge's log holds each tool's run in
+  // turn), with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
+  const std::string text = read_bounded(log);
+  const std::size_t from = text.rfind("========= COMPUTE-SANITIZER");
+  std::string findings;
+  std::istringstream in(from == std::string::npos ? text : text.substr(from));
+  int kept = 0;
+  for (std::string line; std::getline(in, line) && kept < 10;) {
+    if (line.rfind("=========", 0) == 0 && line.size() > 10) {
+      for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
+      findings += line + "\n";
+      ++kept;
+    }
+  }
+  add_failure(r, "Sanitizer." + tool, fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
+  // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
+  const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
+  r.detail = what + (!finding ? ""
+                     : tool == "racecheck"
+                         ? ": a shared-memory data race (threads of one warp are not in lockstep on "
+                           "Volta and later: order their accesses with __syncwarp())"
+                     : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
+                                           : ": an out-of-bounds or misaligned memory access");
+  return false;
 }
 
 }  // namespace grader

@@ -11,6 +11,7 @@
 
 #include "gpu.hpp"
 #include "result.hpp"
+#include "run.hpp"
 #include "session.hpp"
 #include "timing_gate.hpp"
 
@@ -36,12 +37,14 @@ class GpuTester {
   //! The tests that may share the GPU (alone: false), or those that need it alone (true).
   void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
                 ChapterResult& r, bool alone);
-  //! Both in one process (--timed-in-test-process): the shared tests beside others, then, once the
-  //! judge asks and every other test process on the GPU has finished, the timed tests alone.
-  void run_both_parts(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                      ChapterResult& r);
+  //! Every part in one judge (--one-judge): the shared tests beside others, then, once the judge
+  //! asks and every other test process on the GPU has finished, the timed tests alone, then (if
+  //! sanitizing) each tool's run beside others, each granted only while nothing has failed.
+  void run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
+                        const std::string& slot_dir, ChapterResult& r);
   void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
                 const std::string& slot_dir, ChapterResult& r);
+  bool judge_sanitizer_run(const TestRun& t, const std::string& log, const std::string& slot_dir, ChapterResult& r);
   //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`
   //! (`subject`: learner or reference), started by `wrap` (a tool) if given.
   std::vector<std::string> judge_command(const workbook::ChapterSpec& spec, const std::string& subject,

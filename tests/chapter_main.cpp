@@ -90,11 +90,11 @@ int grant_fd() {
   return fd;
 }
 
-// Asks the grader for the GPU alone and waits for it: true once granted (a byte arrives), false if
-// there is no grant descriptor or the grader closed it without one.
-bool wait_for_the_gpu_alone() {
+// Asks the grader (Event::alone, Event::sanitize) and waits for its answer: true once granted (a
+// byte arrives), false if there is no grant descriptor or the grader closed it without one.
+bool granted(const nlohmann::json& request) {
   if (grant_fd() < 0) return false;
-  results().send({{"event", Event::alone}});
+  results().send(request);
   char byte = 0;
   for (;;) {
     const ssize_t n = ::read(grant_fd(), &byte, 1);
@@ -192,6 +192,9 @@ struct Arguments {
   RunnerOptions runner;
   bool remote = false;
   std::string alone_tests;  // a gtest filter: run after the others, once the grader grants the GPU alone
+  // Then, tool by tool once the grader grants each, these tests under compute-sanitizer.
+  std::vector<std::string> sanitize_tools;
+  std::string sanitizer, sanitized_tests;
 };
 
 std::optional<Arguments> parse(int argc, char** argv) {
@@ -212,6 +215,9 @@ std::optional<Arguments> parse(int argc, char** argv) {
     else if (auto v = value("--wrap")) a.runner.wrapper.push_back(*v);
     else if (arg == "--interactive") a.runner.interactive = true;
     else if (auto v = value("--alone-tests")) a.alone_tests = *v;
+    else if (auto v = value("--sanitize")) a.sanitize_tools.push_back(*v);
+    else if (auto v = value("--sanitizer")) a.sanitizer = *v;
+    else if (auto v = value("--sanitized-tests")) a.sanitized_tests = *v;
     else if (auto v = value("--call-timeout")) a.runner.call_timeout_s = std::atof(v->c_str());
     else if (auto v = value("--cpu-seconds")) a.runner.cpu_seconds = std::atof(v->c_str());
     else {
@@ -219,10 +225,15 @@ std::optional<Arguments> parse(int argc, char** argv) {
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
                  "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
                  "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
-                 "[--alone-tests=<gtest filter>], and gtest flags)\n",
+                 "[--alone-tests=<gtest filter>] [--sanitizer=<compute-sanitizer> --sanitized-tests=<gtest filter> "
+                 "--sanitize=<tool>...], and gtest flags)\n",
                  arg);
       return std::nullopt;
     }
+  }
+  if (!a.sanitize_tools.empty() && (a.sanitizer.empty() || a.sanitized_tests.empty() || !a.remote)) {
+    fmt::print(stderr, "--sanitize needs --sanitizer, --sanitized-tests and --runner\n");
+    return std::nullopt;
   }
   return a;
 }
@@ -378,26 +389,57 @@ int main(int argc, char** argv) {
   int rc = RUN_ALL_TESTS();
   // The tests that need the GPU alone, in the same process (its device, buffers and chapter's
   // process kept), once the grader has waited for every other test process to finish.
-  if (!args->alone_tests.empty() && wait_for_the_gpu_alone()) {
+  if (!args->alone_tests.empty() && granted({{"event", Event::alone}})) {
     set_filter(args->alone_tests);
     rc = RUN_ALL_TESTS() != 0 || rc != 0;
   }
-  nlohmann::json end = {{"event", channel::Event::end}, {"ran", reporter->ran()}};
   fmt::print("[timing] the tests took {:.0f} ms\n", ms_since(tests_started));
-  if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
-    const auto finishing = std::chrono::steady_clock::now();
-    const int code = remote->finish();
-    fmt::print("[timing] the chapter's process ended {:.0f} ms after the tests\n", ms_since(finishing));
-    end["runner_exit"] = code;
-    end["output_bytes"] = remote->output_bytes();
-    end["output_kept"] = remote->output_kept();
-    if (code != 0) {
-      fmt::print("the chapter's process{} exited with status {}{}\n",
-                 args->runner.wrapper.empty() ? "" : " (under " + args->runner.wrapper.front() + ")", code,
-                 code == channel::kSanitizerFoundErrors ? ": compute-sanitizer found errors" : "");
+  // Ends the chapter's process and says how it ended, in the event that closes its tests.
+  const auto end_runner = [&](nlohmann::json& event, const std::vector<std::string>& wrapper) {
+    if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
+      const auto finishing = std::chrono::steady_clock::now();
+      const int code = remote->finish();
+      fmt::print("[timing] the chapter's process ended {:.0f} ms after the tests\n", ms_since(finishing));
+      event["runner_exit"] = code;
+      event["output_bytes"] = remote->output_bytes();
+      event["output_kept"] = remote->output_kept();
+      if (code != 0) {
+        fmt::print("the chapter's process{} exited with status {}{}\n",
+                   wrapper.empty() ? "" : " (under " + wrapper.front() + ")", code,
+                   code == channel::kSanitizerFoundErrors ? ": compute-sanitizer found errors" : "");
+      }
     }
+    results().send(event);
+    g_implementation.reset();  // before the static buffers and the shared memory go
+  };
+  nlohmann::json end = {{"event", Event::end}, {"ran", reporter->ran()}};
+  end_runner(end, args->runner.wrapper);
+  // The sanitized tests under each tool, in this process too (its device and buffers kept): a new
+  // chapter's process under the tool for each, once the grader grants it (a chapter that failed a
+  // test, or whose last tool found something, is not granted).
+  for (const std::string& tool : args->sanitize_tools) {
+    if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
+    const auto started_tool = std::chrono::steady_clock::now();
+    RunnerOptions options = args->runner;
+    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool);
+    options.call_timeout_s *= channel::kSanitizerTimeFactor;
+    nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
+    try {
+      std::unique_ptr<RemoteSubject> remote = start_runner(options);
+      done["problem"] = check_registration(remote->registration(), chapter);
+      g_implementation = std::move(remote);
+    } catch (const std::exception& e) {
+      done["problem"] = e.what();
+    }
+    fmt::print("[timing] under {} {}: ready to test after {:.0f} ms\n", args->sanitizer, tool, ms_since(started_tool));
+    if (done["problem"] == "") {
+      const int before = reporter->ran();
+      set_filter(args->sanitized_tests);
+      rc = RUN_ALL_TESTS() != 0 || rc != 0;
+      done["ran"] = reporter->ran() - before;
+    }
+    end_runner(done, options.wrapper);
+    if (done["problem"] != "") break;
   }
-  results().send(end);
-  g_implementation.reset();  // before the static buffers and the shared memory go
   return rc;
 }

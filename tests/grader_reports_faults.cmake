@@ -1,7 +1,7 @@
 cmake_minimum_required(VERSION 3.25)
 # Runs the grader on a submission with known faults and checks that its report
 # names each one.
-#   cmake -DGRADER=... -DSUBMISSION=... -DWORK=... -DTIMEOUT=... -DEXPECT="item,item,..." -P this
+#   cmake -DGRADER=... -DSUBMISSION=... -DWORK=... -DTIMEOUT=... -DEXPECT="item,item,..." [-DGRADER_ARGS=a,b] -P this
 # An item is `slug=<with a GPU>@<without one>`: the half for this machine (the grader's report
 # says whether it found a GPU) is `status|status~evidence`: the chapter's status must be one of
 # those, its report entry must match the regex `evidence`, and it must score 0 points; `correct`
@@ -18,6 +18,10 @@ endforeach()
 # The grading build is the grader's default one, shared by these tests: the
 # harness and the references are built once for all of them.
 set(args --chapters "${SUBMISSION}" --report "${WORK}/report.json" --timeout ${TIMEOUT})
+if(DEFINED GRADER_ARGS)  # more of the grader's options, comma-separated
+  string(REPLACE "," ";" more "${GRADER_ARGS}")
+  list(APPEND args ${more})
+endif()
 foreach(pair IN LISTS EXPECT)
   string(REGEX REPLACE "=.*" "" slug "${pair}")
   string(REGEX REPLACE "^\\+" "" slug "${slug}")

@@ -489,7 +489,7 @@ TEST(Processes, OutputCanBeStreamedLineByLine) {
   EXPECT_FALSE(fs::exists(scratch("s.log")));
 }
 
-// --timed-in-test-process: a judge asks for the GPU alone (Event::alone) and waits for one byte on
+// --one-judge: a judge asks for the GPU alone (Event::alone) and waits for one byte on
 // its grant pipe; the grader's answer may take as long as the GPU takes to drain, which counts
 // toward neither of the process's limits; a refusal closes the pipe.
 std::string grant_script() {
@@ -524,6 +524,51 @@ TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
                                 });
   EXPECT_TRUE(run.ended);
   EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
+}
+
+// --one-judge: after its tests (end), a judge asks for each tool's run (sanitize), waits for the
+// grant, and closes the run (sanitized). Each run gets its own events, and how the process ended
+// belongs to the last run it started, not to the tests before it.
+TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
+  using workbook::channel::Event;
+  const auto test = [](const std::string& name, const char* result) {
+    return nlohmann::json{{"event", Event::test}, {"name", name}, {"result", result}, {"failures", nlohmann::json::array()}}
+        .dump();
+  };
+  const std::string fd = std::string("$") + workbook::names::kResultFdVariable;
+  const std::string grant = std::string("head -c1 <&$") + workbook::names::kGrantFdVariable + " >/dev/null";
+  const fs::path script = scratch("one_judge.sh");
+  std::ofstream(script) << "echo '" << nlohmann::json{{"event", Event::begin}, {"problem", ""}}.dump() << "' >&" << fd << "\n"
+                        << "echo '" << test("Sizes/ExactSums.A/n_1", "passed") << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::end}, {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "memcheck"}}.dump() << "' >&" << fd
+                        << "; " << grant << "\n"
+                        << "echo '" << test("Sizes/ExactSums.A/n_1", "passed") << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""},
+                                                      {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "racecheck"}}.dump() << "' >&" << fd
+                        << "; " << grant << "\n"
+                        << "echo '" << test("Sizes/ExactSums.A/n_1", "failed") << "' >&" << fd << "\n"
+                        << "exit 3\n";
+  std::vector<std::string> asked;
+  const TestRun run = run_tests({"sh", script.string()}, scratch("one_judge.log").string(), 10, {}, 0,
+                                [&](Event event, const TestRun& so_far) {
+                                  if (event != Event::sanitize) return ProcessOptions::Grant::none;
+                                  asked.push_back(so_far.sanitized.back().tool);
+                                  return ProcessOptions::Grant::grant;
+                                });
+  EXPECT_EQ(asked, (std::vector<std::string>{"memcheck", "racecheck"}));
+  ASSERT_EQ(run.tests.size(), 1u);
+  EXPECT_TRUE(run.ended);
+  EXPECT_EQ(run.process.exit_code, 0) << "the tests' part ended well; the process ended in a tool's run";
+  ASSERT_EQ(run.sanitized.size(), 2u);
+  EXPECT_TRUE(run.sanitized[0].ended);
+  EXPECT_EQ(run.sanitized[0].runner_exit, 0);
+  EXPECT_EQ(run.sanitized[0].process.exit_code, 0);
+  ASSERT_EQ(run.sanitized[1].tests.size(), 1u);
+  EXPECT_EQ(run.sanitized[1].tests[0].result, workbook::channel::Result::failed);
+  EXPECT_FALSE(run.sanitized[1].ended);
+  EXPECT_EQ(run.sanitized[1].process.exit_code, 3);
 }
 
 // A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),

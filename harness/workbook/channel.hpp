@@ -3,6 +3,9 @@
 // names, so neither writes them twice.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 namespace workbook::channel {
@@ -16,6 +19,10 @@ enum class Event {
   end,           // every test ran: ran, runner_exit, output_bytes, output_kept
   alone,         // the tests that run alone on the GPU come next: the judge waits for the grader's
                  // grant (one byte on the descriptor in kGrantFdVariable; none: they do not run)
+  sanitize,      // after end: the sanitized tests under compute-sanitizer's tool come next, in a new
+                 // chapter's process: tool; the judge waits for a grant as for alone
+  sanitized,     // that run ended: tool, problem ("" or why it could not start), ran, runner_exit,
+                 // output_bytes, output_kept; its tests' events came between the two
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::start, "start"},
@@ -23,7 +30,9 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::context_lost, "context_lost"},
                                      {Event::hang, "hang"},
                                      {Event::end, "end"},
-                                     {Event::alone, "alone"}})
+                                     {Event::alone, "alone"},
+                                     {Event::sanitize, "sanitize"},
+                                     {Event::sanitized, "sanitized"}})
 
 //! A test's result word.
 enum class Result { passed, failed, skipped };
@@ -45,5 +54,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Bandwidth, subject_gbps, ceiling_gbps, fastes
 //! What the runner's process ended with, as the end event says: the exit status compute-sanitizer
 //! gives when it found errors.
 inline constexpr int kSanitizerFoundErrors = 97;
+
+//! How much longer everything may take under a compute-sanitizer tool: a call, a test process, the
+//! silence before a process counts as hung.
+inline constexpr double kSanitizerTimeFactor = 4;
+
+//! The command that runs a chapter's process under compute-sanitizer (at `path`) with `tool`: the
+//! words before the runner's own.
+inline std::vector<std::string> sanitizer_wrapper(const std::string& path, const std::string& tool) {
+  return {path, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundErrors), "--print-limit", "4"};
+}
 
 }  // namespace workbook::channel
