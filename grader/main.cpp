@@ -224,10 +224,10 @@ int run_grader(int argc, char** argv) {
                  "the longest a timed run waits, in seconds, for its batch to fill while other tests run")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
-  app.add_flag("--one-judge", opt.one_judge,
-               "test each chapter in one judge process: its tests, then its timed tests once every other "
-               "test process on the GPU has finished, then its sanitizer runs (a chapter's process "
-               "for each part; four judges and their CUDA contexts fewer per chapter)");
+  app.add_flag("--separate-judges", opt.separate_judges,
+               "start a judge process for each part of a chapter (its tests, its timed tests, each sanitizer "
+               "tool) instead of one judge for all of them (the default: four judges and their CUDA "
+               "contexts fewer per chapter)");
   app.add_option("--build-dir", opt.build_dir, "the grading build, shared by every submission (default: grading/ in the grader's build)");
   app.add_option("--report", opt.paths.report, "where to write the JSON report (default: <build-dir>/report.json)");
   app.add_option("--feedback", opt.paths.feedback, "also write the student's feedback (Markdown) here");

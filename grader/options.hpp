@@ -33,7 +33,7 @@ struct Options {
   int jobs_per_gpu = 0;             // test processes at once on one GPU (0: from the CPU cores)
   int timed_batch = 1;              // timed runs served together once the shared tests drain
   double timed_patience_s = kTimedPatienceS;  // the longest a timed run waits for its batch
-  bool one_judge = false;  // a chapter's tests, timed tests and sanitizer runs in one judge (tester.hpp)
+  bool separate_judges = false;  // a judge for each part of a chapter, not one for all (tester.hpp)
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;

@@ -259,7 +259,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  if (session_.options().one_judge) {
+  if (!session_.options().separate_judges) {
     run_in_one_judge(submission, runner, log_dir, slot_dir, r);
   } else {
     run_part(submission, runner, log_dir, r, false);

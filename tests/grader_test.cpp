@@ -489,7 +489,7 @@ TEST(Processes, OutputCanBeStreamedLineByLine) {
   EXPECT_FALSE(fs::exists(scratch("s.log")));
 }
 
-// --one-judge: a judge asks for the GPU alone (Event::alone) and waits for one byte on
+// One judge for a chapter: it asks for the GPU alone (Event::alone) and waits for one byte on
 // its grant pipe; the grader's answer may take as long as the GPU takes to drain, which counts
 // toward neither of the process's limits; a refusal closes the pipe.
 std::string grant_script() {
@@ -526,7 +526,7 @@ TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
   EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
 }
 
-// --one-judge: after its tests (end), a judge asks for each tool's run (sanitize), waits for the
+// One judge for a chapter: after its tests (end), it asks for each tool's run (sanitize), waits for the
 // grant, and closes the run (sanitized). Each run gets its own events, and how the process ended
 // belongs to the last run it started, not to the tests before it.
 TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
