@@ -11,6 +11,7 @@
 // relative to the sum of magnitudes).
 //   tests/experiments/run <out>      (writes generic_ops.csv)
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -383,6 +384,9 @@ __global__ void streaming_read(const float4* in, std::size_t count, float* sink)
 }  // namespace
 
 int main() {
+  // Each row as it is measured: the host's inputs and references take seconds a type (a minute
+  // in all on the H200's host, 2026-12-02: a run cut at 30 s printed nothing).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::size_t n = std::size_t{1} << 27;
   // The ceiling: a kernel that only loads, 16 bytes a load, the best of a few grids (n floats).
