@@ -108,7 +108,7 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
               {"tests", tests}};
   if (r.seconds) doc["execution_time"] = static_cast<long long>(std::llround(*r.seconds));
   if (!leaderboard.empty()) doc["leaderboard"] = leaderboard;
-  return dump(doc);
+  return json_text(doc);
 }
 
 }  // namespace grader

@@ -48,7 +48,7 @@ std::string prairielearn_results(const json& report) {
   doc["output"] = bounded_text("Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text +
                                    ".\n" + output,
                                kRunOutputBytes);
-  return dump(doc);
+  return json_text(doc);
 }
 
 }  // namespace grader

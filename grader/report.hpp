@@ -1,5 +1,5 @@
-// What the grader writes for one submission: the table on the terminal, the
-// JSON report, and the formats made from it (formats.hpp).
+// What the grader writes for one submission: the table on the terminal (terminal_table.cpp), the
+// JSON report, and the formats made from it (formats.hpp) (report.cpp).
 #pragma once
 
 #include <string>

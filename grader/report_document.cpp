@@ -162,4 +162,8 @@ void from_json(const json& j, ReportDocument& r) {
   for (const json* c : objects(j, "chapters")) r.chapters.push_back(c->get<ChapterReport>());
 }
 
+std::string json_text(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace grader

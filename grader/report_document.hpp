@@ -83,4 +83,7 @@ void from_json(const nlohmann::json& j, ChapterReport& c);
 void to_json(nlohmann::json& j, const ReportDocument& r);
 void from_json(const nlohmann::json& j, ReportDocument& r);
 
+//! A JSON document as the grader writes it to a file: indented, invalid UTF-8 replaced.
+std::string json_text(const nlohmann::json& doc);
+
 }  // namespace grader

@@ -94,6 +94,5 @@ std::string performance_report(const Chapter& c) {
   return s;
 }
 
-std::string dump(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 }  // namespace grader::view

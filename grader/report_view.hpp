@@ -67,7 +67,5 @@ std::string unmeasured_reason(const Chapter& c);
 //! The chapter's correctness in plain text: status, detail, failed tests, hints.
 std::string correctness_report(const Chapter& c, std::size_t max_failed);
 std::string performance_report(const Chapter& c);
-//! A JSON document as the formats write it: indented, invalid UTF-8 replaced.
-std::string dump(const nlohmann::json& doc);
 
 }  // namespace grader::view
