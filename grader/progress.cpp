@@ -37,7 +37,7 @@ std::string key_of(const std::string& chapters_dir) {
 
 std::string save(json doc) {
   doc["schema"] = kSchema;
-  return write_atomically(progress_path(), doc.dump(2) + "\n");
+  return write_atomically(progress_path(), json_text(doc));
 }
 
 }  // namespace
