@@ -254,11 +254,17 @@ std::string check_registration(const remote::Registration& r, const std::string&
                        r.subject, chapter, g_subject);
   }
   const bool full = is_full();
-  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned) {
-    const char* want = !full ? "WORKBOOK_BLOCK_PASS" : g_spec->tuned ? "WORKBOOK_TUNED_REDUCE" : "WORKBOOK_FULL_REDUCE";
+  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned || r.generic != g_spec->generic) {
+    const char* want = !full            ? "WORKBOOK_BLOCK_PASS"
+                       : g_spec->tuned   ? "WORKBOOK_TUNED_REDUCE"
+                       : g_spec->generic ? "WORKBOOK_GENERIC_REDUCE"
+                                         : "WORKBOOK_FULL_REDUCE";
     return fmt::format("chapter {} registers with {} (grader/manifest.json); this kernel.cu registered a {}", chapter,
                        want,
-                       r.kind == ChapterKind::block_pass ? "block pass" : r.tuned ? "tuned full reduction" : "full reduction");
+                       r.kind == ChapterKind::block_pass ? "block pass"
+                       : r.tuned                         ? "tuned full reduction"
+                       : r.generic                       ? "generic reduction"
+                                                         : "full reduction");
   }
   return "";
 }
@@ -284,6 +290,7 @@ Outcome run_calls(const std::vector<Call>& calls) {
 void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measured; }
 
 void register_reproducible_tests();  // reproducible_test.cpp
+void register_operator_tests();      // operators_chapter_test.cpp
 
 }  // namespace workbook::test
 
@@ -318,6 +325,7 @@ int main(int argc, char** argv) {
   // A chapter whose launcher takes its grid as a parameter also gets the tests that change the
   // grid (Reproducible, Accuracy): registered before any listing, so the grader's list has them.
   if (g_spec->tuned) register_reproducible_tests();
+  if (g_spec->generic) register_operator_tests();
   if (const std::string bad = unknown_groups(); !bad.empty()) {
     fmt::print(stderr, "test suites outside the named groups (workbook/names.hpp):{}\n", bad);
     return 2;

@@ -237,6 +237,22 @@ TEST(Manifest, RefusesAHintForAnUnknownGroup) {
   }
 }
 
+// `generic` (the generic chapter, WORKBOOK_GENERIC_REDUCE) is a full chapter that is not tuned.
+TEST(Manifest, RefusesAGenericBlockPass) {
+  const std::string path = testing::TempDir() + "manifest_generic_block_pass.json";
+  std::ofstream(path) << R"({"chapters": [{"slug": "16_x", "version": "V16", "title": "t", "kind": "block_pass",
+    "generic": true, "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
+    "hints": {"Operators": "widen first"},
+    "steps": [{"hint": "a nudge", "lesson": "The idea"},
+              {"hint": "more", "lesson": "What to write"}]}]})";
+  try {
+    load_manifest(path);
+    ADD_FAILURE() << "a generic block pass was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("generic"), std::string::npos) << e.what();
+  }
+}
+
 // `requires`: a chapter needing sm_90 is skipped on an sm_80 GPU and runs on sm_90 and later;
 // a feature the loader does not know is refused, so a typo cannot silently skip nothing.
 TEST(Manifest, RequirementsSkipOnlyWhereTheGpuLacksThem) {

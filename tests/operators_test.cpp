@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "workbook/operators.cuh"
+#include "workbook/remote.hpp"
 
 namespace workbook::ops {
 namespace {
@@ -141,3 +142,30 @@ TEST(Operators, MomentsMergeWithoutCancellation) {
 
 }  // namespace
 }  // namespace workbook::ops
+
+// The generic chapter's call crosses the judge/runner socket as JSON: its element type, operator
+// and second input survive the trip, and what each result occupies matches the accumulators.
+TEST(GenericCall, TravelsWithItsTypeOperatorAndSecondInput) {
+  using namespace workbook::ops;
+  workbook::remote::Call c;
+  c.kind = workbook::remote::CallKind::generic;
+  c.element = workbook::Element::bf16;
+  c.op = workbook::Operator::dot;
+  c.in2 = {7, 128};
+  c.n = 1000;
+  const auto back = nlohmann::json(c).get<workbook::remote::Call>();
+  EXPECT_EQ(back.kind, workbook::remote::CallKind::generic);
+  EXPECT_EQ(back.element, workbook::Element::bf16);
+  EXPECT_EQ(back.op, workbook::Operator::dot);
+  EXPECT_EQ(back.in2.buffer, 7u);
+  EXPECT_EQ(back.in2.offset, 128u);
+  EXPECT_EQ(nlohmann::json(c)["op"], "dot");
+  using workbook::Element;
+  using workbook::Operator;
+  EXPECT_EQ(workbook::result_bytes(Element::bf16, Operator::sum), sizeof(Widened<__nv_bfloat16>));
+  EXPECT_EQ(workbook::result_bytes(Element::i32, Operator::max), sizeof(Widened<int>));
+  EXPECT_EQ(workbook::result_bytes(Element::f32, Operator::argmin), sizeof(Located<float>));
+  EXPECT_EQ(workbook::result_bytes(Element::f64, Operator::mean_variance), sizeof(Moments));
+  EXPECT_FALSE(workbook::is_asked(Element::i64, Operator::dot));
+  EXPECT_TRUE(workbook::is_asked(Element::f16, Operator::mean_variance));
+}

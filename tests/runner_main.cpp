@@ -95,7 +95,7 @@ class Runner {
     std::vector<LocalCall> local;
     for (const Call& c : calls) {
       local.push_back({c.kind, static_cast<const float*>(at(c.in)), c.n, static_cast<float*>(at(c.out)), c.capacity,
-                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}});
+                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2)});
     }
     reply = run_locally(entry_, local, streams_);
   }

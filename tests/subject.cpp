@@ -385,6 +385,9 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     rc.stream = c.stream;
     rc.blocks = c.launch.blocks;
     rc.threads = c.launch.threads;
+    rc.element = c.element;
+    rc.op = c.op;
+    rc.in2 = place(c.in2);
     req.calls.push_back(rc);
   }
   remote::Reply reply;

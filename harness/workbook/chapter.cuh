@@ -50,3 +50,20 @@
       &workbook_default_reduce, &(workspace_fn), &(tuned_fn)});                    \
   }                                                                                \
   static_assert(true, "")
+
+//! The last line of the generic chapter: `WORKBOOK_GENERIC_REDUCE(reduce_any, workspace_bytes);`
+//! (contract.hpp, Problem). Its float sum is also the chapter's plain full reduction, which the
+//! tests every full chapter has run on.
+#define WORKBOOK_GENERIC_REDUCE(generic_fn, workspace_fn)                                   \
+  namespace {                                                                              \
+  void workbook_float_sum(const float* in, std::size_t n, float* out, void* workspace,      \
+                          cudaStream_t stream) {                                            \
+    (generic_fn)(::workbook::Problem{::workbook::Element::f32, ::workbook::Operator::sum, in, \
+                                     nullptr, n, out},                                      \
+                 workspace, stream);                                                        \
+  }                                                                                        \
+  const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{           \
+      WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::full, nullptr,          \
+      &workbook_float_sum, &(workspace_fn), nullptr, &(generic_fn)});                      \
+  }                                                                                        \
+  static_assert(true, "")

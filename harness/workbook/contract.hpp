@@ -74,6 +74,48 @@ inline constexpr unsigned kTunedThreadsStep = 64;
 using TunedReduceFn = void (*)(const float* in, std::size_t n, float* out, void* workspace,
                                cudaStream_t stream, Launch launch);
 
+//! The generic chapter: one reduction for every element type and operator (workbook/operators.cuh
+//! holds the operators and their rules). The element types of its input:
+enum class Element { f32, f64, f16, bf16, i32, i64 };
+//! Its operators.
+enum class Operator { sum, max, min, argmax, argmin, dot, mean_variance };
+
+//! The bytes of one element.
+constexpr std::size_t element_bytes(Element e) {
+  return e == Element::f64 || e == Element::i64 ? 8 : e == Element::f16 || e == Element::bf16 ? 2 : 4;
+}
+constexpr bool is_floating(Element e) { return e != Element::i32 && e != Element::i64; }
+//! Whether the generic chapter is asked `op` over `e`s: dot and mean_variance only of floating point.
+constexpr bool is_asked(Element e, Operator op) {
+  return is_floating(e) || (op != Operator::dot && op != Operator::mean_variance);
+}
+//! The bytes of the result a generic reduction writes (operators.cuh, checked there): the
+//! accumulator (float for f32, f16 and bf16; double for f64; long long for i32 and i64) for sum,
+//! max, min and dot; that and a long long index (Located) for argmax and argmin; three doubles
+//! (Moments) for mean_variance.
+constexpr std::size_t result_bytes(Element e, Operator op) {
+  const std::size_t accumulator = e == Element::f32 || e == Element::f16 || e == Element::bf16 ? 4 : 8;
+  if (op == Operator::argmax || op == Operator::argmin) return 16;
+  if (op == Operator::mean_variance) return 24;
+  return accumulator;
+}
+
+//! One generic reduction: `op` over `a[0, n)`, an array of `element`s (dot: the sum of
+//! a[i] * b[i]; `b` is null for every other operator), its result written to `out` (device
+//! memory) as result_bytes() says. The contract of a full reduction otherwise: `workspace` is
+//! `workspace_bytes(n)` bytes, enough for every element type and operator at n; everything is
+//! asynchronous on `stream`; `n == 0` writes the operator's identity (argmax and argmin: index
+//! -1). `a` and `b` are aligned to their element only.
+struct Problem {
+  Element element = Element::f32;
+  Operator op = Operator::sum;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  std::size_t n = 0;
+  void* out = nullptr;
+};
+using GenericReduceFn = void (*)(const Problem& problem, void* workspace, cudaStream_t stream);
+
 enum class ChapterKind { block_pass, full };
 
 //! The room the harness gives a block pass's partials for `n` elements.
@@ -98,6 +140,7 @@ struct Entry {
   FullReduceFn reduce;
   WorkspaceBytesFn workspace_bytes;
   TunedReduceFn tuned = nullptr;  // a full reduction that takes its grid as a parameter, or null
+  GenericReduceFn generic = nullptr;  // the generic chapter's reduction (reduce: its float sum), or null
 };
 
 //! Adds an entry to the process-wide registry; returns true so it can

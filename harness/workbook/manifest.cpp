@@ -120,6 +120,7 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       spec.timeout_s = c.at("timeout_s").get<int>();
       spec.deterministic = c.value("deterministic", true);
       spec.tuned = c.value("tuned", false);
+      spec.generic = c.value("generic", false);
       spec.requires_features = c.value("requires", std::vector<std::string>{});
       for (const std::string& feature : spec.requires_features) {
         if (feature != "cooperative_launch" && required_compute_capability(feature) == 0) {
@@ -140,6 +141,9 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       }
       if (spec.tuned && spec.kind != "full") {
         throw std::runtime_error(fmt::format("chapter {}: only a full chapter can be tuned", spec.slug));
+      }
+      if (spec.generic && (spec.kind != "full" || spec.tuned)) {
+        throw std::runtime_error(fmt::format("chapter {}: a generic chapter is a full chapter, not tuned", spec.slug));
       }
       for (const auto& [group, hint] : spec.hints) {
         if (!names::is_group(group)) {

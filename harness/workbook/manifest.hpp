@@ -25,6 +25,9 @@ struct ChapterSpec {
   //! A full chapter whose launcher takes its grid as a parameter (WORKBOOK_TUNED_REDUCE): it also
   //! gets the tests that change the grid (Reproducible, Accuracy).
   bool tuned = false;
+  //! The generic chapter (WORKBOOK_GENERIC_REDUCE): every element type and operator
+  //! (contract.hpp, Problem); it also gets the tests of each (Operators).
+  bool generic = false;
   //! Device features the chapter needs: "cooperative_launch", or "sm_90" (a compute
   //! capability of at least 9.0). A GPU without one skips the chapter: its tests
   //! skip, and the grader reports "skipped: needs sm_90", never failed.

@@ -21,6 +21,7 @@ Registration registration_of(const std::vector<Entry>& entries) {
     r.subject = entries.front().subject;
     r.kind = entries.front().kind;
     r.tuned = entries.front().tuned != nullptr;
+    r.generic = entries.front().generic != nullptr;
   }
   return r;
 }
@@ -36,6 +37,8 @@ Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const
       entry.reduce(c.in, c.n, c.out, c.workspace, stream);
     } else if (c.kind == CallKind::tuned && entry.tuned) {
       entry.tuned(c.in, c.n, c.out, c.workspace, stream, c.launch);
+    } else if (c.kind == CallKind::generic && entry.generic) {
+      entry.generic(Problem{c.element, c.op, c.in, c.in2, c.n, c.out}, c.workspace, stream);
     } else {
       result.launch_error = "the registered implementation has no launcher of this kind";
     }

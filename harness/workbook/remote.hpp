@@ -18,6 +18,26 @@
 
 #include "workbook/contract.hpp"
 
+namespace workbook {
+
+// The contract's enums by name (in their own namespace, where nlohmann finds them).
+NLOHMANN_JSON_SERIALIZE_ENUM(ChapterKind, {{ChapterKind::block_pass, "block_pass"}, {ChapterKind::full, "full"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Element, {{Element::f32, "f32"},
+                                       {Element::f64, "f64"},
+                                       {Element::f16, "f16"},
+                                       {Element::bf16, "bf16"},
+                                       {Element::i32, "i32"},
+                                       {Element::i64, "i64"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Operator, {{Operator::sum, "sum"},
+                                        {Operator::max, "max"},
+                                        {Operator::min, "min"},
+                                        {Operator::argmax, "argmax"},
+                                        {Operator::argmin, "argmin"},
+                                        {Operator::dot, "dot"},
+                                        {Operator::mean_variance, "mean_variance"}})
+
+}  // namespace workbook
+
 namespace workbook::remote {
 
 //! The descriptor number the runner finds its socket on.
@@ -33,11 +53,13 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::hello, "hello"},
                                   {Op::run, "run"},
                                   {Op::quit, "quit"}})
 
-//! What a call runs: the chapter's block pass, its full reduction, or its tuned launcher.
-enum class CallKind { block_pass, reduce, tuned };
+//! What a call runs: the chapter's block pass, its full reduction, its tuned launcher, or its
+//! generic reduction.
+enum class CallKind { block_pass, reduce, tuned, generic };
 NLOHMANN_JSON_SERIALIZE_ENUM(CallKind, {{CallKind::block_pass, "block_pass"},
                                         {CallKind::reduce, "reduce"},
-                                        {CallKind::tuned, "tuned"}})
+                                        {CallKind::tuned, "tuned"},
+                                        {CallKind::generic, "generic"}})
 
 //! A place in a shared buffer: the judge's allocation id and a byte offset into it.
 struct Place {
@@ -53,9 +75,12 @@ struct Call {
   std::uint64_t capacity = 0;  // block pass: room for partials
   int stream = 0;              // the runner's stream 0 or 1
   unsigned blocks = 0, threads = 0;  // tuned
+  Element element = Element::f32;    // generic
+  Operator op = Operator::sum;       // generic
+  Place in2;                         // generic: dot's second input
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, kind, in, out, workspace, n, capacity, stream, blocks,
-                                                threads)
+                                                threads, element, op, in2)
 
 //! A buffer to map: its id and size; its memory comes with the message as a descriptor.
 struct Mapping {
@@ -86,9 +111,9 @@ struct Registration {
   std::string chapter, subject;
   ChapterKind kind = ChapterKind::block_pass;
   bool tuned = false;
+  bool generic = false;
 };
-NLOHMANN_JSON_SERIALIZE_ENUM(ChapterKind, {{ChapterKind::block_pass, "block_pass"}, {ChapterKind::full, "full"}})
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned, generic)
 
 struct Reply {
   std::string error;  // the request could not be done (a mapping failed, no device)
@@ -112,6 +137,9 @@ struct LocalCall {
   void* workspace = nullptr;  // full
   int stream = 0;             // 0 or 1: calls on different streams may run at the same time
   Launch launch{};            // tuned
+  Element element = Element::f32;  // generic: in, in2 and out hold this problem's types, not floats
+  Operator op = Operator::sum;
+  const void* in2 = nullptr;
 };
 
 //! What the entries linked into this process registered as.
