@@ -79,13 +79,6 @@ constexpr Operator kOperators[] = {Operator::sum,    Operator::max, Operator::mi
 //! included for the magnitudes drawn here), converted to the element type on upload.
 using Values = std::vector<double>;
 
-template <class T>
-T to_element(double x) {
-  if constexpr (std::is_same_v<T, __half>) return __double2half(x);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(x);
-  else return static_cast<T>(x);
-}
-
 //! Calls `f` with a value of the element type `e` (its type is what f learns).
 template <class F>
 decltype(auto) with_type(Element e, F&& f) {
@@ -106,7 +99,7 @@ Values rounded(Element e, const Values& v) {
   return with_type(e, [&](auto zero) {
     using T = decltype(zero);
     Values out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<double>(widen(to_element<T>(v[i])));
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<double>(widen(narrow<T>(v[i])));
     return out;
   });
 }
@@ -134,7 +127,7 @@ class TypedInput {
     with_type(e, [&](auto zero) {
       using T = decltype(zero);
       for (std::size_t i = 0; i < all.size(); ++i) {
-        const T x = to_element<T>(all[i]);
+        const T x = narrow<T>(all[i]);
         std::memcpy(host.data() + i * bytes_, &x, bytes_);
       }
       return 0;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -41,6 +42,14 @@ WORKBOOK_HOST_DEVICE inline long long widen(long long x) { return x; }
 //! double; long long for int and long long.
 template <class T>
 using Widened = decltype(widen(T{}));
+
+//! A value as an input element of type T, rounded to the nearest (what an input is made from).
+template <class T>
+WORKBOOK_HOST_DEVICE T narrow(double x) {
+  if constexpr (std::is_same_v<T, __half>) return __double2half(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(x);
+  else return static_cast<T>(x);
+}
 
 namespace detail {
 

@@ -198,19 +198,12 @@ double ceiling_gbps = 0;
 cudaStream_t stream;
 
 template <class T>
-T convert(double x) {
-  if constexpr (std::is_same_v<T, __half>) return __double2half(x);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(x);
-  else return static_cast<T>(x);
-}
-
-template <class T>
 std::vector<T> host_input(std::size_t n, std::uint64_t seed) {
   std::vector<T> x(n);
   std::mt19937_64 rng(seed);
   for (T& v : x) {
     if constexpr (std::is_integral_v<T>) v = static_cast<T>(static_cast<long long>(rng() % 2001) - 1000);
-    else v = convert<T>(static_cast<double>(rng() >> 11) * 0x1.0p-53 * 1.5 - 0.5);
+    else v = narrow<T>(static_cast<double>(rng() >> 11) * 0x1.0p-53 * 1.5 - 0.5);
   }
   return x;
 }
