@@ -84,6 +84,12 @@ bool any_failed(const TestRun& t) {
   return std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == Result::failed; });
 }
 
+// A run (the tests, or one tool's) that reported every expected test, none failed, and (a tool's)
+// whose chapter's process ended well: what the next part of a chapter waits for.
+bool clean(const TestRun& t, const std::vector<std::string>& expected) {
+  return t.problem.empty() && !any_failed(t) && incomplete(t, expected).empty() && (t.tool.empty() || t.runner_exit == 0);
+}
+
 std::string process_end(const ProcessResult& p) {
   if (p.signal) return fmt::format("died of signal {} ({})", p.signal, strsignal(p.signal));
   return fmt::format("exited with status {}", p.exit_code);
@@ -307,6 +313,11 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   enum class Holds { shared, alone, nothing } holds = Holds::shared;
   std::string row = "tests";
   bool timed_ran = false;
+  const auto expected = [&] {  // the tests the judge's first part must report
+    std::vector<std::string> names = session_.shared_tests(spec.slug);
+    if (timed_ran) names.insert(names.end(), session_.alone_tests(spec.slug).begin(), session_.alone_tests(spec.slug).end());
+    return names;
+  };
   auto asked = Timeline::Clock::now();
   gate_.lock_shared();
   auto started = Timeline::Clock::now();
@@ -336,27 +347,18 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     }
     if (event != Event::sanitize) return Grant::none;
     leave();
-    std::vector<std::string> expected = session_.shared_tests(spec.slug);
-    if (timed_ran) expected.insert(expected.end(), session_.alone_tests(spec.slug).begin(), session_.alone_tests(spec.slug).end());
-    bool clean = timed_ran && so_far.ended && so_far.problem.empty() && !any_failed(so_far) &&
-                 incomplete(so_far, expected).empty();
+    bool go = timed_ran && clean(so_far, expected());
     for (std::size_t i = 0; i + 1 < so_far.sanitized.size(); ++i) {
-      const TestRun& earlier = so_far.sanitized[i];
-      clean = clean && earlier.problem.empty() && earlier.runner_exit == 0 && !any_failed(earlier) &&
-              incomplete(earlier, session_.sanitized_tests(spec.slug)).empty();
+      go = go && clean(so_far.sanitized[i], session_.sanitized_tests(spec.slug));
     }
-    return clean ? take(Holds::shared, so_far.sanitized.back().tool) : Grant::refuse;
+    return go ? take(Holds::shared, so_far.sanitized.back().tool) : Grant::refuse;
   };
   const double limit = session_.limit(spec) * (1 + workbook::channel::kSanitizerTimeFactor * double(tools));
   const TestRun t = run_tests(argv, log, limit, env(),
                               tools ? workbook::channel::kSanitizerTimeFactor * kSilenceLimit : kSilenceLimit, on_event);
   leave();
   tally(t, r);
-  std::vector<std::string> expected = session_.shared_tests(spec.slug);
-  if (timed_ran) {
-    for (const std::string& name : session_.alone_tests(spec.slug)) expected.push_back(name);
-  }
-  if (!ran_to_the_end(t, expected, session_.limit(spec), log, r) || !r.correct() || !tools) return;
+  if (!ran_to_the_end(t, expected(), session_.limit(spec), log, r) || !r.correct() || !tools) return;
   for (const TestRun& tool_run : t.sanitized) {
     if (tool_run.process.interrupted) return interrupt(r);
     if (!judge_sanitizer_run(tool_run, log, slot_dir, r)) return;
