@@ -124,13 +124,8 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
   if (!run.sanitized.empty()) {  // how the process ended is the last run's
     ProcessResult& whole = run.process;
     ProcessResult& last = run.sanitized.back().process;
-    last.timed_out = whole.timed_out;
-    last.interrupted = whole.interrupted;
-    last.silent = whole.silent;
-    last.exit_code = whole.exit_code;
-    last.signal = whole.signal;
-    last.seconds = whole.seconds;
-    last.channel_overflowed = whole.channel_overflowed;
+    last = whole;
+    last.channel.clear();  // the channel's text stays with the whole run
     whole.timed_out = whole.interrupted = whole.silent = false;
     whole.exit_code = 0;
     whole.signal = 0;
