@@ -196,8 +196,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     if (done < 0 && errno != EINTR) break;
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - began).count();
-    const bool silent = channel && options.silence_limit_s > 0 &&
-                        std::chrono::duration<double>(now - last_heard).count() > options.silence_limit_s;
+    const double silence_limit = options.silence_limit_s ? options.silence_limit_s() : 0;
+    const bool silent = channel && silence_limit > 0 &&
+                        std::chrono::duration<double>(now - last_heard).count() > silence_limit;
     if (elapsed > timeout_s || silent || interrupted()) {
       result.silent = silent && elapsed <= timeout_s;
       kill(-pid, SIGKILL);

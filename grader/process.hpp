@@ -28,9 +28,10 @@ struct ProcessOptions {
   std::string channel_variable;
   std::size_t channel_limit = std::size_t(8) << 20;
   int nice = 0;  // a lower CPU priority (builds beside timed GPU runs)
-  //! With a channel: end the child when nothing arrives on it for this long
-  //! (a test that hangs), however much of its whole time limit is left. 0: no limit.
-  double silence_limit_s = 0;
+  //! With a channel: end the child when nothing arrives on it for this many seconds (a test that
+  //! hangs), however much of its whole time limit is left. Asked each time it is checked, so it
+  //! may change as lines arrive (on_channel_line); empty or 0: no limit.
+  std::function<double()> silence_limit_s;
   //! Given: the child's stdout and stderr come here, line by line as they arrive (a student
   //! watching a tool's output), instead of to the log file.
   std::function<void(std::string_view line)> on_output;

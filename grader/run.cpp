@@ -103,7 +103,10 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
   TestRun run;
   ProcessOptions options;
   options.env = env;
-  options.silence_limit_s = silence_limit_s;
+  // A run under a tool is slower (channel.hpp): the silence it may keep too.
+  options.silence_limit_s = [&run, silence_limit_s] {
+    return run.sanitized.empty() ? silence_limit_s : workbook::channel::kSanitizerTimeFactor * silence_limit_s;
+  };
   options.channel_variable = workbook::names::kResultFdVariable;
   std::size_t taken = 0;  // the channel's bytes read while the process ran
   if (on_event) {

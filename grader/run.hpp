@@ -49,7 +49,8 @@ struct TestRun {
 using OnEvent = std::function<ProcessOptions::Grant(workbook::channel::Event, const TestRun& so_far)>;
 
 //! Runs a chapter test process (argv) with the result channel and a time limit.
-//! With `silence_limit_s`, a test that reports nothing for that long ends the run.
+//! With `silence_limit_s`, a test that reports nothing for that long ends the run (a tool's run
+//! in the same process, after Event::sanitize: kSanitizerTimeFactor times as long).
 //! With `on_event`, the process also gets a grant pipe (ProcessOptions), and each channel line is
 //! read once, as it arrives.
 TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,

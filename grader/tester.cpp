@@ -354,8 +354,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     return go ? take(Holds::shared, so_far.sanitized.back().tool) : Grant::refuse;
   };
   const double limit = session_.limit(spec) * (1 + workbook::channel::kSanitizerTimeFactor * double(tools));
-  const TestRun t = run_tests(argv, log, limit, env(),
-                              tools ? workbook::channel::kSanitizerTimeFactor * kSilenceLimit : kSilenceLimit, on_event);
+  const TestRun t = run_tests(argv, log, limit, env(), kSilenceLimit, on_event);
   leave();
   tally(t, r);
   if (!ran_to_the_end(t, expected(), session_.limit(spec), log, r) || !r.correct() || !tools) return;

@@ -571,6 +571,37 @@ TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
   EXPECT_EQ(run.sanitized[1].process.exit_code, 3);
 }
 
+// A tool's run is slower: after Event::sanitize the silence a judge may keep is
+// kSanitizerTimeFactor times the tests' (here 0.4 s, then 1.6 s), and no more.
+TEST(Processes, AToolRunMayBeSilentLongerThanTheTests) {
+  using workbook::channel::Event;
+  const std::string fd = std::string("$") + workbook::names::kResultFdVariable;
+  const std::string grant = std::string("head -c1 <&$") + workbook::names::kGrantFdVariable + " >/dev/null";
+  const auto script = [&](const char* name, const char* pause) {
+    const fs::path path = scratch(name);
+    std::ofstream(path) << "echo '" << nlohmann::json{{"event", Event::begin}, {"problem", ""}}.dump() << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::end}, {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "memcheck"}}.dump() << "' >&" << fd
+                        << "; " << grant << "\n"
+                        << "sleep " << pause << "\n"
+                        << "echo '" << nlohmann::json{{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""},
+                                                      {"runner_exit", 0}}.dump() << "' >&" << fd << "\n";
+    return path.string();
+  };
+  const auto go = [](Event event, const TestRun&) {
+    return event == Event::sanitize ? ProcessOptions::Grant::grant : ProcessOptions::Grant::none;
+  };
+  const TestRun slow = run_tests({"sh", script("tool_slow.sh", "1")}, scratch("tool_slow.log").string(), 30, {}, 0.4, go);
+  ASSERT_EQ(slow.sanitized.size(), 1u);
+  EXPECT_FALSE(slow.sanitized[0].process.timed_out) << "1 s of silence under a tool is allowed (1.6 s)";
+  EXPECT_TRUE(slow.sanitized[0].ended);
+  const TestRun hung = run_tests({"sh", script("tool_hung.sh", "5")}, scratch("tool_hung.log").string(), 30, {}, 0.4, go);
+  ASSERT_EQ(hung.sanitized.size(), 1u);
+  EXPECT_TRUE(hung.sanitized[0].process.timed_out && hung.sanitized[0].process.silent)
+      << "5 s of silence under a tool is not";
+  EXPECT_FALSE(hung.process.timed_out) << "the tests before it ended well";
+}
+
 // A judge's test event carries a Bandwidth test's figures as JSON numbers (channel.hpp, Bandwidth),
 // read into the record as they were sent; a test without them has none. (Before the interrupt
 // test below: once the process was interrupted, no child runs.)
