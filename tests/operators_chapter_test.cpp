@@ -301,7 +301,8 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
 }
 
 //! Seeded values for element type e: floating point in [-0.5, 1.0) (random_value), integers in
-//! [-1000, 1000], and for i32 a few near the type's limits, so that a 32-bit accumulator wraps.
+//! [-1000, 1000], and for i32 a few near the type's largest (but below it, which the slack holds),
+//! so that a 32-bit accumulator wraps.
 Values draw(Element e, std::size_t n, std::uint64_t salt) {
   Values v(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -310,7 +311,7 @@ Values draw(Element e, std::size_t n, std::uint64_t salt) {
     else v[i] = static_cast<double>(static_cast<long long>(r % 2001) - 1000);
   }
   if (e == Element::i32 && n > 8) {
-    for (std::size_t k = 0; k < 4; ++k) v[(splitmix64(seed() + salt + k) % n)] = k % 2 ? 2147483647.0 : 2147483000.0;
+    for (std::size_t k = 0; k < 4; ++k) v[(splitmix64(seed() + salt + k) % n)] = k % 2 ? 2147483600.0 : 2147483000.0;
   }
   return v;
 }
