@@ -87,7 +87,8 @@ bool any_failed(const TestRun& t) {
 // A run (the tests, or one tool's) that reported every expected test, none failed, and (a tool's)
 // whose chapter's process ended well: what the next part of a chapter waits for.
 bool clean(const TestRun& t, const std::vector<std::string>& expected) {
-  return t.problem.empty() && !any_failed(t) && incomplete(t, expected).empty() && (t.tool.empty() || t.runner_exit == 0);
+  return t.problem.empty() && !any_failed(t) && incomplete(t, expected).empty() &&
+         (t.tool.empty() || t.runner_exit == 0);
 }
 
 std::string process_end(const ProcessResult& p) {
@@ -218,7 +219,9 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
                                                   const std::vector<std::string>& wrap) const {
   std::vector<std::string> argv = {session_.judge(), "--chapter=" + spec.slug, "--subject=" + subject,
                                    "--runner=" + runner, "--sandbox=" + session_.sandbox_helper(),
-                                   fmt::format("--call-timeout={:.0f}", wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
+                                   fmt::format("--call-timeout={:.0f}",
+                                               wrap.empty() ? kCallLimit
+                                                            : workbook::channel::kSanitizerTimeFactor * kCallLimit),
                                    fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   argv.push_back("--gtest_filter=" + filter);
@@ -270,7 +273,9 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   } else {
     run_part(submission, runner, log_dir, r, false);
     if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
-    if (r.status.empty() && r.correct() && session_.options().sanitize) sanitize(submission, runner, log_dir, slot_dir, r);
+    if (r.status.empty() && r.correct() && session_.options().sanitize) {
+      sanitize(submission, runner, log_dir, slot_dir, r);
+    }
   }
   if (r.status.empty()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -315,7 +320,10 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   bool timed_ran = false;
   const auto expected = [&] {  // the tests the judge's first part must report
     std::vector<std::string> names = session_.shared_tests(spec.slug);
-    if (timed_ran) names.insert(names.end(), session_.alone_tests(spec.slug).begin(), session_.alone_tests(spec.slug).end());
+    if (timed_ran) {
+      const std::vector<std::string>& alone = session_.alone_tests(spec.slug);
+      names.insert(names.end(), alone.begin(), alone.end());
+    }
     return names;
   };
   auto asked = Timeline::Clock::now();
@@ -438,7 +446,8 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
       ++kept;
     }
   }
-  add_failure(r, "Sanitizer." + tool, fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
+  add_failure(r, "Sanitizer." + tool,
+              fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
   // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
   const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
   r.detail = what + (!finding ? ""

@@ -526,30 +526,35 @@ TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
   EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
 }
 
+// A fake judge's script: each line sends one event on the result channel, as a judge does; a
+// request (alone, sanitize) then waits for the grader's byte on the grant pipe.
+std::string send_event(const nlohmann::json& event) {
+  return "echo '" + event.dump() + "' >&$" + workbook::names::kResultFdVariable + "\n";
+}
+std::string request_event(const nlohmann::json& event) {
+  std::string line = send_event(event);
+  line.pop_back();
+  return line + "; head -c1 <&$" + workbook::names::kGrantFdVariable + " >/dev/null\n";
+}
+nlohmann::json test_event(const std::string& name, const char* result) {
+  return {{"event", workbook::channel::Event::test}, {"name", name}, {"result", result},
+          {"failures", nlohmann::json::array()}};
+}
+
 // One judge for a chapter: after its tests (end), it asks for each tool's run (sanitize), waits for the
 // grant, and closes the run (sanitized). Each run gets its own events, and how the process ended
 // belongs to the last run it started, not to the tests before it.
 TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
   using workbook::channel::Event;
-  const auto test = [](const std::string& name, const char* result) {
-    return nlohmann::json{{"event", Event::test}, {"name", name}, {"result", result}, {"failures", nlohmann::json::array()}}
-        .dump();
-  };
-  const std::string fd = std::string("$") + workbook::names::kResultFdVariable;
-  const std::string grant = std::string("head -c1 <&$") + workbook::names::kGrantFdVariable + " >/dev/null";
   const fs::path script = scratch("one_judge.sh");
-  std::ofstream(script) << "echo '" << nlohmann::json{{"event", Event::begin}, {"problem", ""}}.dump() << "' >&" << fd << "\n"
-                        << "echo '" << test("Sizes/ExactSums.A/n_1", "passed") << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::end}, {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "memcheck"}}.dump() << "' >&" << fd
-                        << "; " << grant << "\n"
-                        << "echo '" << test("Sizes/ExactSums.A/n_1", "passed") << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""},
-                                                      {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "racecheck"}}.dump() << "' >&" << fd
-                        << "; " << grant << "\n"
-                        << "echo '" << test("Sizes/ExactSums.A/n_1", "failed") << "' >&" << fd << "\n"
-                        << "exit 3\n";
+  std::ofstream(script) << send_event({{"event", Event::begin}, {"problem", ""}})
+                        << send_event(test_event("Sizes/ExactSums.A/n_1", "passed"))
+                        << send_event({{"event", Event::end}, {"runner_exit", 0}})
+                        << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}})
+                        << send_event(test_event("Sizes/ExactSums.A/n_1", "passed"))
+                        << send_event({{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}})
+                        << request_event({{"event", Event::sanitize}, {"tool", "racecheck"}})
+                        << send_event(test_event("Sizes/ExactSums.A/n_1", "failed")) << "exit 3\n";
   std::vector<std::string> asked;
   const TestRun run = run_tests({"sh", script.string()}, scratch("one_judge.log").string(), 10, {}, 0,
                                 [&](Event event, const TestRun& so_far) {
@@ -575,27 +580,24 @@ TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
 // kSanitizerTimeFactor times the tests' (here 0.4 s, then 1.6 s), and no more.
 TEST(Processes, AToolRunMayBeSilentLongerThanTheTests) {
   using workbook::channel::Event;
-  const std::string fd = std::string("$") + workbook::names::kResultFdVariable;
-  const std::string grant = std::string("head -c1 <&$") + workbook::names::kGrantFdVariable + " >/dev/null";
   const auto script = [&](const char* name, const char* pause) {
     const fs::path path = scratch(name);
-    std::ofstream(path) << "echo '" << nlohmann::json{{"event", Event::begin}, {"problem", ""}}.dump() << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::end}, {"runner_exit", 0}}.dump() << "' >&" << fd << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::sanitize}, {"tool", "memcheck"}}.dump() << "' >&" << fd
-                        << "; " << grant << "\n"
-                        << "sleep " << pause << "\n"
-                        << "echo '" << nlohmann::json{{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""},
-                                                      {"runner_exit", 0}}.dump() << "' >&" << fd << "\n";
+    std::ofstream(path) << send_event({{"event", Event::begin}, {"problem", ""}})
+                        << send_event({{"event", Event::end}, {"runner_exit", 0}})
+                        << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}}) << "sleep " << pause << "\n"
+                        << send_event({{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}});
     return path.string();
   };
   const auto go = [](Event event, const TestRun&) {
     return event == Event::sanitize ? ProcessOptions::Grant::grant : ProcessOptions::Grant::none;
   };
-  const TestRun slow = run_tests({"sh", script("tool_slow.sh", "1")}, scratch("tool_slow.log").string(), 30, {}, 0.4, go);
+  const TestRun slow =
+      run_tests({"sh", script("tool_slow.sh", "1")}, scratch("tool_slow.log").string(), 30, {}, 0.4, go);
   ASSERT_EQ(slow.sanitized.size(), 1u);
   EXPECT_FALSE(slow.sanitized[0].process.timed_out) << "1 s of silence under a tool is allowed (1.6 s)";
   EXPECT_TRUE(slow.sanitized[0].ended);
-  const TestRun hung = run_tests({"sh", script("tool_hung.sh", "5")}, scratch("tool_hung.log").string(), 30, {}, 0.4, go);
+  const TestRun hung =
+      run_tests({"sh", script("tool_hung.sh", "5")}, scratch("tool_hung.log").string(), 30, {}, 0.4, go);
   ASSERT_EQ(hung.sanitized.size(), 1u);
   EXPECT_TRUE(hung.sanitized[0].process.timed_out && hung.sanitized[0].process.silent)
       << "5 s of silence under a tool is not";

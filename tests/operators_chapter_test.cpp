@@ -197,7 +197,9 @@ Expected expect_fold(Operator op, const Values& v, const Values& w) {
   return x;
 }
 
-std::string show(double d) { return std::isnan(d) ? "NaN" : fmt::format("{:.17g}{}", d, d == 0 && std::signbit(d) ? " (-0)" : ""); }
+std::string show(double d) {
+  return std::isnan(d) ? "NaN" : fmt::format("{:.17g}{}", d, d == 0 && std::signbit(d) ? " (-0)" : "");
+}
 
 bool same(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -285,7 +287,9 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
     long long index;
     std::memcpy(&index, &words[2], 8);
     EXPECT_EQ(index, x.index) << where << ": the index (the first of equal values, the first NaN; -1 when empty)";
-    if (x.index >= 0) EXPECT_TRUE(same(got, x.value)) << where << ": the value " << show(got) << ", expected " << show(x.value);
+    if (x.index >= 0) {
+      EXPECT_TRUE(same(got, x.value)) << where << ": the value " << show(got) << ", expected " << show(x.value);
+    }
     return;
   }
   if (x.exact || std::isnan(x.value)) {  // a NaN anywhere in a sum makes it NaN
