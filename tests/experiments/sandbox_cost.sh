@@ -2,8 +2,8 @@
 # What the sandbox costs a test process, layer by layer, on a machine with a GPU: chapter 07's
 # reference judged as the grader judges it (the judge, the runner in workbook-sandbox), its shared
 # tests and its memcheck run, five times each: with the whole sandbox, with each layer left out
-# (workbook-sandbox --skip), and with no sandbox. book/results/grading.md measured 0.12 to 0.34 s
-# per process for the whole sandbox (H200, 2026-12-02); this says which layer it is.
+# (workbook-sandbox --skip), and with no sandbox. Its first run is in book/results/grading.md and
+# experiments/sandbox_cost.csv (H200, 2026-12-02: at most about 60 ms a process, the namespaces).
 #   tests/experiments/sandbox_cost.sh [out]      (after cmake --build --preset default)
 # Output: <out>/sandbox_cost.csv (one row per run) and the medians on stdout.
 set -uo pipefail
