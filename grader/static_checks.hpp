@@ -136,4 +136,10 @@ std::vector<std::string> host_compiler_include_dirs(const std::string& nvcc, con
 //! `*` matches any run of characters; everything else matches itself. Exposed for tests.
 bool glob_match(const std::string& pattern, const std::string& text);
 
+//! Whether the entity a demangled symbol names is declared in namespace `ns` (or one nested in
+//! it): its qualified name, without template arguments, parameters or return type, begins with
+//! `ns::`. Arguments may name any namespace: `(anonymous namespace)::launch<workbook::ops::Sum>()`
+//! is the chapter's own function. Exposed for tests.
+bool defined_in_namespace(const std::string& symbol, const std::string& ns);
+
 }  // namespace grader

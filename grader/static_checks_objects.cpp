@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,6 +51,39 @@ bool glob_match(const std::string& pattern, const std::string& text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+bool defined_in_namespace(const std::string& symbol, const std::string& ns) {
+  // Operators whose names hold brackets, and the anonymous namespace, first: then every <...>
+  // and (...) left is a template argument list, a parameter list or a function type.
+  std::string name = symbol;
+  for (const auto& [from, to] : {std::pair<const char*, const char*>{"(anonymous namespace)", "{anonymous}"},
+                                 {"operator<<=", "operator_"}, {"operator>>=", "operator_"},
+                                 {"operator<<", "operator_"}, {"operator>>", "operator_"},
+                                 {"operator<=>", "operator_"}, {"operator<=", "operator_"},
+                                 {"operator>=", "operator_"}, {"operator<", "operator_"},
+                                 {"operator>", "operator_"}, {"operator->", "operator_"},
+                                 {"operator()", "operator_"}}) {
+    for (std::size_t at = name.find(from); at != std::string::npos; at = name.find(from, at + std::strlen(to))) {
+      name.replace(at, std::strlen(from), to);
+    }
+  }
+  std::string outside;  // the name with every bracketed part removed
+  int depth = 0;
+  for (char c : name) {
+    if (c == '<' || c == '(') ++depth;
+    else if (c == '>' || c == ')') depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0) outside += c;
+  }
+  // The qualified name is the last word with a scope in it ("void {anonymous}::f const" gives
+  // "{anonymous}::f"; a return type comes before it); a name with no scope is in no namespace.
+  std::string qualified;
+  std::istringstream words(outside);
+  for (std::string word; words >> word;) {
+    if (word.find("::") != std::string::npos) qualified = word;
+  }
+  const std::string prefix = ns + "::";
+  return qualified.compare(0, prefix.size(), prefix) == 0;
 }
 
 
@@ -205,16 +240,6 @@ bool any_match(const std::vector<std::string>& patterns, const std::string& name
                      [&](const std::string& p) { return glob_match(p, name); });
 }
 
-bool mentions_namespace(const std::string& name, const std::string& ns) {
-  for (std::size_t at = name.find(ns + "::"); at != std::string::npos;
-       at = name.find(ns + "::", at + 1)) {
-    if (at == 0) return true;
-    const char before = name[at - 1];
-    if (!std::isalnum(static_cast<unsigned char>(before)) && before != '_') return true;
-  }
-  return false;
-}
-
 // The object's section names, from objdump's section headers.
 std::vector<std::string> read_sections(const Toolchain& tc, const std::string& object, const fs::path& log) {
   const ProcessResult r = run_process({tc.objdump, "-h", object}, log.string(), tc.tool_timeout_s);
@@ -337,7 +362,7 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
     const bool local = std::islower(static_cast<unsigned char>(s.type)) && s.type != 'u';
     if (local) continue;
     // A definition in the harness's or GoogleTest's namespace would replace their code.
-    const bool harness_code = mentions_namespace(s.name, "workbook") || mentions_namespace(s.name, "testing");
+    const bool harness_code = defined_in_namespace(s.name, "workbook") || defined_in_namespace(s.name, "testing");
     const auto refuse_harness_code = [&] {
       refusals.push_back({"symbol", fmt::format("defines {}: a chapter may not define code of the harness "
                                                 "(namespace workbook) or of GoogleTest (namespace testing)",

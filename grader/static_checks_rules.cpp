@@ -174,18 +174,19 @@ Rules load_rules(const std::string& manifest_path) {
     order.push_back(slug);
     rules.chapters[slug] = std::move(chapter);
   }
-  // A file given to every chapter from some chapter on is the answer of the chapter before that
-  // one (the block pass); a file given to some chapters only is their scaffolding.
+  // A file given to a run of two or more consecutive chapters is the answer of the chapter before
+  // the run (the block pass: chapter 07's, given to 08-15); a file given otherwise (to one
+  // chapter) is its scaffolding.
   for (const auto& [file, chapters] : given_to) {
-    const std::size_t first = chapters.front();
-    const bool from_first_on = first > 0 && chapters.size() == order.size() - first;
+    const std::size_t first = chapters.front(), last = chapters.back();
+    const bool run = chapters.size() >= 2 && last - first + 1 == chapters.size();
     std::string listed;
     for (std::size_t i : chapters) listed += (listed.empty() ? "" : ", ") + order[i];
     rules.given_files[file] =
-        from_first_on
-            ? fmt::format("{} is chapter {}'s answer; chapters from {} on get it as given code "
+        first > 0 && run
+            ? fmt::format("{} is chapter {}'s answer; chapters {} to {} get it as given code "
                           "(\"given\" in grader/manifest.json), earlier chapters write their own",
-                          file, order[first - 1], order[first])
+                          file, order[first - 1], order[first], order[last])
             : fmt::format("{} is given code only to the chapters whose entry in grader/manifest.json "
                           "lists it under \"given\" ({})",
                           file, listed);
