@@ -6,11 +6,7 @@
 #include <utility>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define WORKBOOK_HOST_DEVICE __host__ __device__
-#else
-#define WORKBOOK_HOST_DEVICE
-#endif
+#include "workbook/host_device.hpp"
 
 namespace workbook {
 

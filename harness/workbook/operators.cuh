@@ -20,12 +20,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "workbook/inputs.hpp"  // WORKBOOK_HOST_DEVICE
+#include "workbook/host_device.hpp"
 
 namespace workbook::ops {
 
@@ -56,9 +57,17 @@ namespace detail {
 WORKBOOK_HOST_DEVICE inline bool is_nan(float x) { return x != x; }
 WORKBOOK_HOST_DEVICE inline bool is_nan(double x) { return x != x; }
 WORKBOOK_HOST_DEVICE inline bool is_nan(long long) { return false; }
-// The sign of a zero too (1 / -0 is -inf); never asked of a NaN.
-WORKBOOK_HOST_DEVICE inline bool sign_bit(float x) { return x < 0 || (x == 0 && 1.0f / x < 0); }
-WORKBOOK_HOST_DEVICE inline bool sign_bit(double x) { return x < 0 || (x == 0 && 1.0 / x < 0); }
+// The sign bit, of a zero too, read from the bits; never asked of a NaN.
+WORKBOOK_HOST_DEVICE inline bool sign_bit(float x) {
+  std::uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return bits >> 31;
+}
+WORKBOOK_HOST_DEVICE inline bool sign_bit(double x) {
+  std::uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return bits >> 63;
+}
 WORKBOOK_HOST_DEVICE inline bool sign_bit(long long x) { return x < 0; }
 
 // The lowest and highest value of an accumulator type, infinities for floating point.
@@ -140,6 +149,12 @@ struct ArgExtreme {
     if (detail::wins<greater, false>(a.value, b.value)) return a;
     if (detail::wins<greater, false>(b.value, a.value)) return b;
     return a.index < b.index ? a : b;  // equal (+0 and -0 too), or both NaN: the first index
+  }
+  //! Whether value a beats value b outright: false on a tie (equal values, +0 and -0 too, or two
+  //! NaNs), where the first index decides.
+  template <class A>
+  WORKBOOK_HOST_DEVICE bool wins(A a, A b) const {
+    return detail::wins<greater, false>(a, b);
   }
 };
 using ArgMax = ArgExtreme<true>;
