@@ -1,14 +1,12 @@
-// The generic chapter's question, before it is a chapter: does one templated kernel (chapter 07's
-// 16-byte loads, several in flight; chapter 11's last-block finish) reduce every input type with
-// every operator of workbook/operators.cuh at the streaming-read ceiling, and how does it compare
-// with CUB's DeviceReduce (Sum, Max, Min, ArgMax, ArgMin, TransformReduce) in the same run?
+// Chapter 16's reference (solutions/16_any_operator, linked in and found in the registry) beside
+// CUB's DeviceReduce (Sum, Max, Min, ArgMax, ArgMin, TransformReduce) in the same run: every input
+// type with every operator it is asked, at n = 2^27 elements.
 //
-// For each (type, operator) at n = 2^27 elements: the median of 30 timings of one call after 3
-// warm-ups, for this kernel and for CUB; GB/s of input read, elements/s, and the fraction of a
-// streaming-read ceiling measured in the same run (16-byte loads, the best of four grids, like the
-// harness's but simpler: a first look, not the book's ceiling); each result checked against a
-// host reference (exact where it can be: integers, Max, Min, ArgMax's index; otherwise the error
-// relative to the sum of magnitudes).
+// For each (type, operator): the median of 30 timings of one call after 3 warm-ups, for the
+// reference and for CUB; GB/s of input read, elements/s, and the fraction of a streaming-read
+// ceiling measured in the same run (16-byte loads, the best of four grids, like the harness's but
+// simpler); each result checked against a host reference (exact where it can be: integers, Max,
+// Min, ArgMax's index; otherwise the error relative to the sum of magnitudes).
 //   tests/experiments/run <out>      (writes generic_ops.csv)
 #include <cmath>
 #include <cstdio>
@@ -22,152 +20,15 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "common.cuh"
+#include "workbook/contract.hpp"
 #include "workbook/operators.cuh"
+#include "workbook/registry.hpp"
 
 namespace {
 
 using namespace workbook::ops;
-
-constexpr unsigned kThreads = 256;
-constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per input
-
-// ---- what one thread keeps, per operator: a fold for Sum, Max, Min, ArgMax and ArgMin ----
-
-template <class T, class Op>
-struct Fold {
-  using Acc = Widened<T>;
-  using Thread = Acc;
-  __device__ static Thread start() { return Op::template identity<Acc>(); }
-  __device__ static void add(Thread& t, T x, long long) { t = Op{}(t, widen(x)); }
-  __device__ static Acc finish(Thread t) { return t; }
-  __device__ static Acc combine(Acc a, Acc b) { return Op{}(a, b); }
-  __host__ __device__ static Acc identity() { return Op::template identity<Acc>(); }
-};
-
-template <class T, class Op>
-struct ArgFold {
-  using Acc = Located<Widened<T>>;
-  using Thread = Acc;
-  __device__ static Thread start() { return Op::template identity<Acc>(); }
-  __device__ static void add(Thread& t, T x, long long i) { t = Op{}(t, Acc{widen(x), i}); }
-  __device__ static Acc finish(Thread t) { return t; }
-  __device__ static Acc combine(Acc a, Acc b) { return Op{}(a, b); }
-  __host__ __device__ static Acc identity() { return Op::template identity<Acc>(); }
-};
-
-// The dot product of two inputs: a sum of products, fused.
-template <class T>
-struct DotFold {
-  using Acc = Widened<T>;
-  using Thread = Acc;
-  __device__ static Thread start() { return Acc(0); }
-  __device__ static void add2(Thread& t, T x, T y) { t = fma(widen(x), widen(y), t); }
-  __device__ static Acc finish(Thread t) { return t; }
-  __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-  __host__ __device__ static Acc identity() { return Acc(0); }
-};
-
-// Mean and variance: a thread adds x - k and its square in double, k being its first element
-// (near the data, so nothing large cancels), and turns them into Moments once; blocks merge
-// Moments with Chan's update.
-template <class T>
-struct MomentsFold {
-  using Acc = Moments;
-  struct Thread {
-    double k, s1, s2, count;
-  };
-  __device__ static Thread start() { return {0, 0, 0, 0}; }
-  __device__ static void add(Thread& t, T x, long long) {
-    const double v = widen(x);
-    if (t.count == 0) t.k = v;
-    const double d = v - t.k;
-    t.s1 += d;
-    t.s2 = fma(d, d, t.s2);
-    t.count += 1;
-  }
-  __device__ static Acc finish(const Thread& t) {
-    if (t.count == 0) return identity();
-    return {t.count, t.k + t.s1 / t.count, t.s2 - t.s1 * (t.s1 / t.count)};
-  }
-  __device__ static Acc combine(const Acc& a, const Acc& b) { return MeanVariance{}(a, b); }
-  __host__ __device__ static Acc identity() { return MeanVariance::identity<Moments>(); }
-};
-
-template <class F>
-__device__ typename F::Acc block_combine(typename F::Acc acc) {
-  __shared__ typename F::Acc shared[kThreads];
-  shared[threadIdx.x] = acc;
-  __syncthreads();
-  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] = F::combine(shared[threadIdx.x], shared[threadIdx.x + half]);
-    __syncthreads();
-  }
-  return shared[0];
-}
-
-template <class T, class F, bool kTwo>
-__device__ void consume(typename F::Thread& t, const uint4& va, const uint4& vb, long long first) {
-  constexpr int per = 16 / sizeof(T);
-  T a[per], b[per];
-  std::memcpy(a, &va, 16);
-  std::memcpy(b, &vb, 16);
-#pragma unroll
-  for (int j = 0; j < per; ++j) {
-    if constexpr (kTwo) F::add2(t, a[j], b[j]);
-    else F::add(t, a[j], first + j);
-  }
-}
-
-// One launch: a grid-stride pass of 16-byte loads, kUnroll in flight, each block's result to
-// partials, and the last block to finish (a ticket) combines them in block order into *out.
-template <class T, class F, bool kTwo>
-__global__ void __launch_bounds__(kThreads)
-    generic_reduce(const T* __restrict__ a, const T* __restrict__ b, std::size_t n, typename F::Acc* partials,
-                   unsigned* ticket, typename F::Acc* out) {
-  constexpr int per = 16 / sizeof(T);
-  const uint4* va = reinterpret_cast<const uint4*>(a);
-  const uint4* vb = reinterpret_cast<const uint4*>(b);
-  const std::size_t vectors = n / per, stride = std::size_t{gridDim.x} * kThreads;
-  const std::size_t me = std::size_t{blockIdx.x} * kThreads + threadIdx.x;
-  typename F::Thread t = F::start();
-  std::size_t v = me;
-  for (; v + (kUnroll - 1) * stride < vectors; v += kUnroll * stride) {
-    uint4 ra[kUnroll], rb[kUnroll] = {};
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      ra[u] = __ldg(va + v + u * stride);
-      if constexpr (kTwo) rb[u] = __ldg(vb + v + u * stride);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) consume<T, F, kTwo>(t, ra[u], rb[u], static_cast<long long>((v + u * stride) * per));
-  }
-  for (; v < vectors; v += stride) {
-    uint4 ra = __ldg(va + v), rb = {};
-    if constexpr (kTwo) rb = __ldg(vb + v);
-    consume<T, F, kTwo>(t, ra, rb, static_cast<long long>(v * per));
-  }
-  for (std::size_t i = vectors * per + me; i < n; i += stride) {
-    if constexpr (kTwo) F::add2(t, a[i], b[i]);
-    else F::add(t, a[i], static_cast<long long>(i));
-  }
-  typename F::Acc acc = block_combine<F>(F::finish(t));
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = acc;
-    __threadfence();
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // every block's partial, written before its ticket, is visible now
-  typename F::Acc mine = F::identity();
-  for (unsigned k = threadIdx.x; k < gridDim.x; k += kThreads) mine = F::combine(mine, partials[k]);
-  mine = block_combine<F>(mine);
-  if (threadIdx.x == 0) {
-    *out = mine;
-    *ticket = 0;
-  }
-}
+using workbook::Element;
+using workbook::Operator;
 
 // ---- CUB's side: the transforms its users write ----
 
@@ -210,7 +71,7 @@ std::vector<T> host_input(std::size_t n, std::uint64_t seed) {
 
 struct Row {
   std::string type, op, who;
-  double ms, error;
+  double ms, gbps, percent, gelems, error;
   bool ok;
 };
 std::vector<Row> rows;
@@ -218,31 +79,29 @@ std::vector<Row> rows;
 void report(const std::string& type, const std::string& op, const std::string& who, double ms, std::size_t bytes,
             std::size_t n, double error, bool ok) {
   const double gbps = bytes / ms / 1e6;
-  std::printf("%-8s %-8s %-5s %8.3f ms %7.0f GB/s %6.1f%% %8.2f Gelem/s  error %.2e %s\n", type.c_str(), op.c_str(),
+  std::printf("%-8s %-8s %-9s %8.3f ms %7.0f GB/s %6.1f%% %8.2f Gelem/s  error %.2e %s\n", type.c_str(), op.c_str(),
               who.c_str(), ms, gbps, 100 * gbps / ceiling_gbps, n / ms / 1e6, error, ok ? "ok" : "WRONG");
-  rows.push_back({type, op, who, ms, error, ok});
+  rows.push_back({type, op, who, ms, gbps, 100 * gbps / ceiling_gbps, n / ms / 1e6, error, ok});
   CHECK(cudaGetLastError());
 }
 
-template <class F, bool kTwo, class T>
-double time_ours(const T* a, const T* b, std::size_t n, typename F::Acc* result) {
-  int per_sm = 0, sms = 0, device = 0;
-  CHECK(cudaGetDevice(&device));
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, generic_reduce<T, F, kTwo>, kThreads, 0));
-  const unsigned grid = std::max(1, per_sm * sms);
-  typename F::Acc *partials, *out;
-  unsigned* ticket;
-  CHECK(cudaMalloc(&partials, grid * sizeof(typename F::Acc)));
-  CHECK(cudaMalloc(&out, sizeof(typename F::Acc)));
-  CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
-  CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
-  const double ms = median_ms([&] { generic_reduce<T, F, kTwo><<<grid, kThreads, 0, stream>>>(a, b, n, partials, ticket, out); },
-                              stream);
-  CHECK(cudaMemcpy(result, out, sizeof(typename F::Acc), cudaMemcpyDeviceToHost));
-  CHECK(cudaFree(partials));
+// The chapter's reference, as the judge calls it: a Problem, a workspace of workspace_bytes(n).
+template <class T, class Result>
+double time_reference(Element element, Operator op, const T* a, const T* b, std::size_t n, Result* result) {
+  static const workbook::Entry* entry = workbook::find_entry("16_any_operator", "reference");
+  if (entry == nullptr || entry->generic == nullptr) {
+    std::fprintf(stderr, "16_any_operator's reference is not linked in\n");
+    std::exit(1);
+  }
+  void *out, *workspace;
+  CHECK(cudaMalloc(&out, sizeof(Result)));
+  CHECK(cudaMalloc(&workspace, std::max<std::size_t>(entry->workspace_bytes(n), 1)));
+  CHECK(cudaMemset(workspace, 0, std::max<std::size_t>(entry->workspace_bytes(n), 1)));
+  const workbook::Problem problem{element, op, a, op == Operator::dot ? b : nullptr, n, out};
+  const double ms = median_ms([&] { entry->generic(problem, workspace, stream); }, stream);
+  CHECK(cudaMemcpy(result, out, sizeof(Result), cudaMemcpyDeviceToHost));
   CHECK(cudaFree(out));
-  CHECK(cudaFree(ticket));
+  CHECK(cudaFree(workspace));
   return ms;
 }
 
@@ -257,9 +116,9 @@ double time_cub(Call call) {
   return ms;
 }
 
-// Every operator of one input type (and the dot product where `dot`), ours and CUB's.
+// Every operator asked of one input type, the reference's and CUB's.
 template <class T>
-void run_type(const char* type, std::size_t n, bool dot, bool moments) {
+void run_type(const char* type, Element element, std::size_t n) {
   using A = Widened<T>;
   const std::vector<T> host = host_input<T>(n, 1), host2 = host_input<T>(n, 2);
   T *a, *b;
@@ -288,9 +147,9 @@ void run_type(const char* type, std::size_t n, bool dot, bool moments) {
   auto sum_error = [&](double got) { return static_cast<double>(std::fabs(got - sum) / std::max<long double>(magnitude, 1)); };
 
   A got;
-  double ms = time_ours<Fold<T, Sum>, false>(a, a, n, &got);
+  double ms = time_reference(element, Operator::sum, a, b, n, &got);
   const bool exact = std::is_integral_v<T>;
-  report(type, "sum", "ours", ms, bytes, n, sum_error(got), exact ? got == static_cast<A>(sum) : sum_error(got) < 1e-5);
+  report(type, "sum", "reference", ms, bytes, n, sum_error(got), exact ? got == static_cast<A>(sum) : sum_error(got) < 1e-5);
   A* d_out;
   CHECK(cudaMalloc(&d_out, sizeof(Located<A>) > sizeof(Moments) ? sizeof(Located<A>) : sizeof(Moments)));
   ms = time_cub([&](void* t, std::size_t& s) {
@@ -299,22 +158,22 @@ void run_type(const char* type, std::size_t n, bool dot, bool moments) {
   CHECK(cudaMemcpy(&got, d_out, sizeof got, cudaMemcpyDeviceToHost));
   report(type, "sum", "cub", ms, bytes, n, sum_error(got), exact ? got == static_cast<A>(sum) : sum_error(got) < 1e-5);
 
-  ms = time_ours<Fold<T, Max>, false>(a, a, n, &got);
-  report(type, "max", "ours", ms, bytes, n, 0, got == max);
+  ms = time_reference(element, Operator::max, a, b, n, &got);
+  report(type, "max", "reference", ms, bytes, n, 0, got == max);
   T got_t;
   ms = time_cub([&](void* t, std::size_t& s) { return cub::DeviceReduce::Max(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
   CHECK(cudaMemcpy(&got_t, d_out, sizeof got_t, cudaMemcpyDeviceToHost));
   report(type, "max", "cub", ms, bytes, n, 0, widen(got_t) == max);
 
-  ms = time_ours<Fold<T, Min>, false>(a, a, n, &got);
-  report(type, "min", "ours", ms, bytes, n, 0, got == min);
+  ms = time_reference(element, Operator::min, a, b, n, &got);
+  report(type, "min", "reference", ms, bytes, n, 0, got == min);
   ms = time_cub([&](void* t, std::size_t& s) { return cub::DeviceReduce::Min(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
   CHECK(cudaMemcpy(&got_t, d_out, sizeof got_t, cudaMemcpyDeviceToHost));
   report(type, "min", "cub", ms, bytes, n, 0, widen(got_t) == min);
 
   Located<A> where;
-  ms = time_ours<ArgFold<T, ArgMax>, false>(a, a, n, &where);
-  report(type, "argmax", "ours", ms, bytes, n, 0, where.index == arg_max);
+  ms = time_reference(element, Operator::argmax, a, b, n, &where);
+  report(type, "argmax", "reference", ms, bytes, n, 0, where.index == arg_max);
   long long* d_index;
   CHECK(cudaMalloc(&d_index, sizeof(long long)));
   ms = time_cub([&](void* t, std::size_t& s) {
@@ -324,8 +183,8 @@ void run_type(const char* type, std::size_t n, bool dot, bool moments) {
   CHECK(cudaMemcpy(&index, d_index, sizeof index, cudaMemcpyDeviceToHost));
   report(type, "argmax", "cub", ms, bytes, n, 0, index == arg_max);
 
-  ms = time_ours<ArgFold<T, ArgMin>, false>(a, a, n, &where);
-  report(type, "argmin", "ours", ms, bytes, n, 0, where.index == arg_min);
+  ms = time_reference(element, Operator::argmin, a, b, n, &where);
+  report(type, "argmin", "reference", ms, bytes, n, 0, where.index == arg_min);
   ms = time_cub([&](void* t, std::size_t& s) {
     return cub::DeviceReduce::ArgMin(t, s, a, reinterpret_cast<T*>(d_out), d_index, static_cast<std::int64_t>(n), stream);
   });
@@ -334,9 +193,9 @@ void run_type(const char* type, std::size_t n, bool dot, bool moments) {
 
   if constexpr (!std::is_integral_v<T>) {
     auto dot_error = [&](double g) { return static_cast<double>(std::fabs(g - dot_sum) / std::max<long double>(dot_magnitude, 1)); };
-    if (dot) {
-      ms = time_ours<DotFold<T>, true>(a, b, n, &got);
-      report(type, "dot", "ours", ms, 2 * bytes, n, dot_error(got), dot_error(got) < 1e-5);
+    {
+      ms = time_reference(element, Operator::dot, a, b, n, &got);
+      report(type, "dot", "reference", ms, 2 * bytes, n, dot_error(got), dot_error(got) < 1e-5);
       ms = time_cub([&](void* t, std::size_t& s) {
         return cub::DeviceReduce::TransformReduce(t, s, thrust::counting_iterator<long long>(0), d_out, n, Plus{},
                                                   ProductAt<T>{a, b}, A(0), stream);
@@ -344,11 +203,11 @@ void run_type(const char* type, std::size_t n, bool dot, bool moments) {
       CHECK(cudaMemcpy(&got, d_out, sizeof got, cudaMemcpyDeviceToHost));
       report(type, "dot", "cub", ms, 2 * bytes, n, dot_error(got), dot_error(got) < 1e-5);
     }
-    if (moments) {
+    {
       Moments m;
-      ms = time_ours<MomentsFold<T>, false>(a, a, n, &m);
+      ms = time_reference(element, Operator::mean_variance, a, b, n, &m);
       double error = std::fabs(m.variance() / variance - 1);
-      report(type, "meanvar", "ours", ms, bytes, n, error, error < 1e-9);
+      report(type, "meanvar", "reference", ms, bytes, n, error, error < 1e-9);
       Moments* d_moments = reinterpret_cast<Moments*>(d_out);
       ms = time_cub([&](void* t, std::size_t& s) {
         return cub::DeviceReduce::TransformReduce(t, s, a, d_moments, n, MeanVariance{}, ToMoments<T>{},
@@ -395,13 +254,18 @@ int main() {
   }
   CHECK(cudaFree(x));
   std::printf("streaming-read ceiling: %.0f GB/s (this program's own, 2^27 floats)\n", ceiling_gbps);
-  run_type<float>("float", n, true, true);
-  run_type<__nv_bfloat16>("bfloat16", n, true, false);
-  run_type<__half>("half", n, false, false);
-  run_type<double>("double", n, true, true);
-  run_type<int>("int32", n, false, false);
-  run_type<long long>("int64", n, false, false);
-  std::printf("\ntype,op,who,ms,error,ok\n");
-  for (const Row& r : rows) std::printf("%s,%s,%s,%.4f,%.3g,%d\n", r.type.c_str(), r.op.c_str(), r.who.c_str(), r.ms, r.error, r.ok);
+  run_type<float>("float", Element::f32, n);
+  run_type<__nv_bfloat16>("bfloat16", Element::bf16, n);
+  run_type<__half>("half", Element::f16, n);
+  run_type<double>("double", Element::f64, n);
+  run_type<int>("int32", Element::i32, n);
+  run_type<long long>("int64", Element::i64, n);
+  std::printf("\ntype,op,who,ms,gbps,percent_of_ceiling,gelem_per_s,error,ok\n");
+  std::printf("float,read,ceiling,%.4f,%.1f,100.0,%.2f,0,1\n", n * sizeof(float) / ceiling_gbps / 1e6, ceiling_gbps,
+              ceiling_gbps / sizeof(float));
+  for (const Row& r : rows) {
+    std::printf("%s,%s,%s,%.4f,%.1f,%.1f,%.2f,%.3g,%d\n", r.type.c_str(), r.op.c_str(), r.who.c_str(), r.ms, r.gbps,
+                r.percent, r.gelems, r.error, r.ok);
+  }
   return 0;
 }
