@@ -191,6 +191,29 @@ bool same(double a, double b) {
   return a == b && std::signbit(a) == std::signbit(b);
 }
 
+//! The result's buffer: 64 words, poisoned, the result in the first of them and a guard band after.
+constexpr std::size_t kOutWords = 64;
+constexpr std::uint32_t kPoison = 0x7fa5a5a5;  // a NaN as a float, absurd as anything else
+
+//! One generic call through the runner: `op` over n elements of type e at `a` (and `b`, for dot),
+//! the result to `out`; a fatal failure, naming `where`, if the call could not run.
+void call_generic(Element e, Operator op, const void* a, const void* b, std::size_t n, std::uint32_t* out,
+                  void* workspace, const std::string& where) {
+  Call c;
+  c.kind = remote::CallKind::generic;
+  c.element = e;
+  c.op = op;
+  c.in = static_cast<const float*>(a);
+  c.in2 = b;
+  c.n = n;
+  c.out = reinterpret_cast<float*>(out);
+  c.workspace = workspace;
+  const Outcome o = run_calls({c});
+  ASSERT_TRUE(o.error.empty()) << where << ": " << o.error;
+  ASSERT_EQ(o.results.size(), 1u) << where;
+  ASSERT_TRUE(o.results[0].launch_error.empty()) << where << ": " << o.results[0].launch_error;
+}
+
 //! Runs `op` over `values` (and `second`, for dot) as elements of type e, and checks the result,
 //! the input, and the bytes around the result. `what` names the case in failures.
 void check_problem(Element e, Operator op, const Values& raw, const Values& raw_second, std::size_t offset,
@@ -203,9 +226,6 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
   TypedInput a(e, v, offset, slack);
   std::unique_ptr<TypedInput> b;
   if (op == Operator::dot) b = std::make_unique<TypedInput>(e, w, offset, slack);
-  // The result, poisoned, then a guard band: 64 words, the result in the first of them.
-  constexpr std::size_t kOutWords = 64;
-  constexpr std::uint32_t kPoison = 0x7fa5a5a5;  // a NaN as a float, absurd as anything else
   SharedBuffer<std::uint32_t> out(kOutWords);
   fill_words(out.data(), kPoison, kOutWords, stream());
   std::string why;
@@ -215,19 +235,8 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
   GuardedWorkspace workspace(*bytes);
   const std::uint64_t before = a.fingerprint();
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  Call c;
-  c.kind = remote::CallKind::generic;
-  c.element = e;
-  c.op = op;
-  c.in = static_cast<const float*>(a.data());
-  c.in2 = b ? b->data() : nullptr;
-  c.n = v.size();
-  c.out = reinterpret_cast<float*>(out.data());
-  c.workspace = workspace.data();
-  const Outcome o = run_calls({c});
-  ASSERT_TRUE(o.error.empty()) << where << ": " << o.error;
-  ASSERT_EQ(o.results.size(), 1u) << where;
-  ASSERT_TRUE(o.results[0].launch_error.empty()) << where << ": " << o.results[0].launch_error;
+  ASSERT_NO_FATAL_FAILURE(
+      call_generic(e, op, a.data(), b ? b->data() : nullptr, v.size(), out.data(), workspace.data(), where));
   EXPECT_EQ(a.fingerprint(), before) << where << ": the input changed";
   EXPECT_EQ(workspace.explain_overrun(stream()), "") << where;
   std::vector<std::uint32_t> words(kOutWords);
@@ -329,22 +338,11 @@ void check_index_past_2_31(Element e, Operator op) {
     WORKBOOK_CUDA_CHECK(cudaMemcpy(input.data() + winner * sizeof(T), &x, sizeof(T), cudaMemcpyHostToDevice));
     return 0;
   });
-  SharedBuffer<std::uint32_t> out(64);
-  fill_words(out.data(), 0x7fa5a5a5, 64, stream());
+  SharedBuffer<std::uint32_t> out(kOutWords);
+  fill_words(out.data(), kPoison, kOutWords, stream());
   GuardedWorkspace workspace(*workspace_bytes);
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  Call c;
-  c.kind = remote::CallKind::generic;
-  c.element = e;
-  c.op = op;
-  c.in = reinterpret_cast<const float*>(input.data());
-  c.n = n;
-  c.out = reinterpret_cast<float*>(out.data());
-  c.workspace = workspace.data();
-  const Outcome o = run_calls({c});
-  ASSERT_TRUE(o.error.empty()) << where << ": " << o.error;
-  ASSERT_EQ(o.results.size(), 1u) << where;
-  ASSERT_TRUE(o.results[0].launch_error.empty()) << where << ": " << o.results[0].launch_error;
+  ASSERT_NO_FATAL_FAILURE(call_generic(e, op, input.data(), nullptr, n, out.data(), workspace.data(), where));
   std::uint32_t words[4];
   WORKBOOK_CUDA_CHECK(cudaMemcpy(words, out.data(), sizeof words, cudaMemcpyDeviceToHost));
   long long index;
