@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 namespace grader {
 namespace {
 
-namespace st = workbook::names::status;
 
 void remove_quietly(const fs::path& p) {
   std::error_code ec;
@@ -49,7 +48,7 @@ std::string stage(const fs::path& source, const fs::path& staged, bool* missing)
 
 void does_not_compile(ChapterResult& r, const ProcessResult& p, const std::string& log,
                       const std::string& slot_dir, double timeout_s) {
-  r.status = st::kDoesNotCompile;
+  r.status = Status::does_not_compile;
   r.detail = p.timed_out ? fmt::format("the build took longer than {:.0f} s", timeout_s)
                          : compile_errors(log, slot_dir);
   if (r.detail.find("No such file or directory") != std::string::npos) {
@@ -61,7 +60,7 @@ void does_not_compile(ChapterResult& r, const ProcessResult& p, const std::strin
 
 bool reject(ChapterResult& r, const std::vector<Refusal>& refusals) {
   if (refusals.empty()) return false;
-  r.status = st::kRejected;
+  r.status = Status::rejected;
   r.refusals.insert(r.refusals.end(), refusals.begin(), refusals.end());
   std::string detail = "the grader refuses this kernel.cu before running it:";
   for (const Refusal& f : refusals) detail += "\n  - " + f.reason;
@@ -129,7 +128,7 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       if (missing || !refused.empty()) {
         std::ofstream(staged, std::ios::trunc) << "";  // no earlier submission's file stays in the slot
         if (missing) {
-          r.status = st::kMissing;
+          r.status = Status::missing;
           r.detail = fmt::format("{}/kernel.cu does not exist", spec->slug);
         } else {
           reject(r, {Refusal{"file", refused}});
@@ -173,9 +172,9 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
   std::map<std::pair<int, std::string>, std::future<std::vector<IdeaNote>>> ideas;
   for (const SlotWork& w : batch) {
     for (ChapterResult& r : *w.results) {
-      if (!r.status.empty()) continue;
+      if (!r.status.is_pending()) continue;
       if (all.interrupted || interrupted()) {
-        r.status = st::kInterrupted;
+        r.status = Status::interrupted;
         r.detail = "the grader was interrupted while building this chapter";
         continue;
       }
@@ -219,9 +218,9 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
   const std::map<std::string, std::string> link_errors = failed_targets(read_bounded(links_log, 64 << 20));
   for (const SlotWork& w : batch) {
     for (ChapterResult& r : *w.results) {
-      if (!r.status.empty() || !ideas.count({w.slot, r.spec->slug})) continue;
+      if (!r.status.is_pending() || !ideas.count({w.slot, r.spec->slug})) continue;
       if (linked.interrupted || interrupted()) {
-        r.status = st::kInterrupted;
+        r.status = Status::interrupted;
         r.detail = "the grader was interrupted while building this chapter";
         continue;
       }

@@ -48,7 +48,7 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
   if (!session.prepare(1, architectures(gpus))) return code(Exit::cannot);
   std::vector<ChapterResult> results;
   compile_submissions(session, {SlotWork{0, opt.chapters_dir, session.build().log(slug), &results}});
-  if (!results.front().status.empty()) {
+  if (!results.front().status.is_pending()) {
     fmt::print("\n{}: {}\n{}\n", slug, results.front().status, results.front().detail);
     return code(Exit::some_failed);
   }

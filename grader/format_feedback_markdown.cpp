@@ -89,16 +89,16 @@ std::string feedback_markdown(const json& report) {
     const std::string points = r.graded && c.graded()
                                    ? points_text(c.points) + " / " + points_text(c.max_points)
                                    : "not graded";
-    md += "| " + md_cell(c.label()) + " | " + md_cell(c.status.empty() ? "-" : c.status) + " | " +
+    md += "| " + md_cell(c.label()) + " | " + md_cell(c.status.word_or("-")) + " | " +
           correctness + " | " + gbps + " | " + md_cell(pct) + " | " + points + " |\n";
   }
 
   for (const Chapter& c : r.views) {
     if (c.kind == Kind::passed) continue;
-    md += "\n## " + md_text(c.label()) + ": " + md_text(c.status.empty() ? "no status" : c.status) + "\n\n";
+    md += "\n## " + md_text(c.label()) + ": " + md_text(c.status.word_or("no status")) + "\n\n";
     if (!c.detail.empty()) {
       const bool block = c.detail.find('\n') != std::string::npos && c.detail.find('\n') + 1 < c.detail.size();
-      if (block || c.status == workbook::names::status::kDoesNotCompile || c.status == workbook::names::status::kRejected) {
+      if (block || c.status == Status::does_not_compile || c.status == Status::rejected) {
         md += fenced(bounded_text(c.detail, kTestOutputBytes)) + "\n";
       } else {
         md += md_text(c.detail) + "\n\n";

@@ -95,7 +95,7 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
   }
   output += "Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text + ".\n";
   for (const Chapter& c : r.views) {
-    output += c.slug + ": " + (c.status.empty() ? "no status" : c.status);
+    output += c.slug + ": " + c.status.word_or("no status");
     if (r.graded && c.graded()) output += ", " + points_text(c.points) + "/" + points_text(c.max_points);
     output += "\n";
   }

@@ -102,17 +102,19 @@ std::string junit_xml(const std::vector<json>& reports) {
     const Report r = report_of(one);
     for (const Chapter& c : r.views) {
       const std::string classname = r.name + "." + c.slug;
-      const std::string why = c.status + (c.detail.empty() ? "" : ": " + c.detail);
+      const std::string why = c.status.word() + (c.detail.empty() ? "" : ": " + c.detail);
       Suite s;
       for (const ReportTest& t : c.tests) {
-        if (t.result == "passed") {
+        using workbook::channel::Result;
+        if (t.result == Result::passed) {
           s.add(classname, t.name, "");
-        } else if (t.result == "skipped") {
+        } else if (t.result == Result::skipped) {
           s.add(classname, t.name, s.skip("skipped"));
         } else {
           const ReportFailure* f = c.failure(t.name);
-          const std::string message = f && !f->message.empty() ? f->message : t.result.empty() ? "failed" : t.result;
-          s.add(classname, t.name, s.failure(t.result.empty() ? "failed" : t.result, message, message));
+          const std::string word = t.result ? json(*t.result).get<std::string>() : "unreadable result";
+          const std::string message = f && !f->message.empty() ? f->message : word;
+          s.add(classname, t.name, s.failure(word, message, message));
         }
       }
       // One testcase for the chapter when its tests do not tell the whole story.
@@ -120,9 +122,9 @@ std::string junit_xml(const std::vector<json>& reports) {
       if (c.kind == Kind::not_graded) {
         s.add(classname, c.slug, s.skip(why.empty() ? "not graded" : why));
       } else if (c.kind == Kind::error) {
-        s.add(classname, c.slug, s.error(c.status, why, c.detail.empty() ? c.status : c.detail));
-      } else if (c.kind == Kind::failed && (!reported || (c.status != "failed"))) {
-        s.add(classname, c.slug, s.failure(c.status, why, c.detail.empty() ? c.status : c.detail));
+        s.add(classname, c.slug, s.error(c.status.word(), why, c.detail.empty() ? c.status.word() : c.detail));
+      } else if (c.kind == Kind::failed && (!reported || (c.status != Status::failed))) {
+        s.add(classname, c.slug, s.failure(c.status.word(), why, c.detail.empty() ? c.status.word() : c.detail));
       } else if (!reported) {
         s.add(classname, c.slug, "");
       }

@@ -25,14 +25,14 @@ std::string prairielearn_results(const json& report) {
               {"description",
                fmt::format("Chapter {}: correctness tests ({} points), then bandwidth ({} points)", c.slug,
                            points_text(c.max_correctness), points_text(c.max_performance))},
-              {"message", valid_utf8(c.status.empty() ? "no status" : c.status)},
+              {"message", valid_utf8(c.status.word_or("no status"))},
               {"output", bounded_text(body, kTestOutputBytes)}};
     if (scored) {
       t["points"] = c.points;
       t["max_points"] = c.max_points;
     }
     tests.push_back(t);
-    output += c.slug + ": " + (c.status.empty() ? "no status" : c.status) +
+    output += c.slug + ": " + c.status.word_or("no status") +
               (scored ? ", " + points_text(c.points) + "/" + points_text(c.max_points) : "") + "\n";
   }
   json doc = {{"gradable", r.graded}, {"tests", tests}};

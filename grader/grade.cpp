@@ -34,7 +34,6 @@ using Clock = std::chrono::steady_clock;
 namespace grader {
 namespace {
 
-namespace st = workbook::names::status;
 
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
@@ -131,7 +130,7 @@ class Slots {
 
 class Run {
  public:
-  Run(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, std::string>* statuses)
+  Run(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, Status>* statuses)
       : opt_(opt), manifest_(manifest), statuses_(statuses) {
     for (const workbook::ChapterSpec& spec : manifest_.chapters) {
       if (opt_.only.empty() || std::count(opt_.only.begin(), opt_.only.end(), spec.slug)) chosen_.push_back(&spec);
@@ -226,7 +225,7 @@ class Run {
     for (const workbook::ChapterSpec* spec : chosen_) {
       ChapterResult r;
       r.spec = spec;
-      r.status = st::kNotGraded;
+      r.status = Status::not_graded;
       r.detail = why;
       run.chapters.push_back(r);
     }
@@ -298,8 +297,8 @@ class Run {
       for (auto& job : jobs) {
         if (testers.empty()) {
           for (ChapterResult& r : job->run.chapters) {
-            if (r.status.empty()) {
-              r.status = st::kNoGpu;
+            if (r.status.is_pending()) {
+              r.status = Status::no_gpu;
               r.detail = "built and checked: ready for a GPU (grading runs it on one)";
             }
           }
@@ -380,7 +379,7 @@ class Run {
       if (!refused.empty()) {
         reject(r, {Refusal{"archive", "the archive is refused: " + refused}});
       } else {
-        r.status = st::kMissing;
+        r.status = Status::missing;
         r.detail = fmt::format("no chapters/ tree in {}: expected folders such as {}/kernel.cu, at the top or "
                                "inside one folder", fs::path(s.source).filename().string(),
                                chosen_.empty() ? "" : chosen_.front()->slug);
@@ -399,7 +398,7 @@ class Run {
       s.run.device = tester.gpu().summary;
       std::vector<std::size_t> todo;
       for (std::size_t i = 0; i < s.run.chapters.size(); ++i) {
-        if (s.run.chapters[i].status.empty()) todo.push_back(i);
+        if (s.run.chapters[i].status.is_pending()) todo.push_back(i);
       }
       return todo;
     };
@@ -421,11 +420,11 @@ class Run {
     if (!job) return;
     GradingRun& run = job->run;
     for (ChapterResult& r : run.chapters) {
-      if (r.status.empty()) r.status = interrupted() ? std::string(st::kInterrupted) : std::string(st::kFailed);
+      if (r.status.is_pending()) r.status = interrupted() ? Status::interrupted : Status::failed;
     }
     run.interrupted = interrupted();
     run.graded = !gpus_.empty() && std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-      return st::was_tested(r.status);
+      return r.status.was_tested();
     });
     if (gpus_.empty()) run.not_graded_reason = no_gpu_;
     if (run.interrupted) run.not_graded_reason = "the grader was interrupted";
@@ -451,7 +450,7 @@ class Run {
     for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
     if (!problems.empty()) write_failed_ = true;
     if (std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-          return st::counts_as_failure(r.status);
+          return r.status.counts_as_failure();
         })) {
       any_failed_ = true;
     }
@@ -515,7 +514,7 @@ class Run {
 
   const Options& opt_;
   const workbook::Manifest& manifest_;
-  std::map<std::string, std::string>* statuses_;  // a single submission's chapters, for watch mode
+  std::map<std::string, Status>* statuses_;  // a single submission's chapters, for watch mode
   std::vector<const workbook::ChapterSpec*> chosen_;
   std::vector<Gpu> gpus_;
   std::string no_gpu_;
@@ -529,7 +528,7 @@ class Run {
 
 }  // namespace
 
-int grade(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, std::string>* statuses) {
+int grade(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, Status>* statuses) {
   return Run(opt, manifest, statuses).run();
 }
 

@@ -7,15 +7,16 @@
 
 #include "exit_status.hpp"
 #include "options.hpp"
+#include "status.hpp"
 #include "workbook/manifest.hpp"
 
 namespace grader {
 
 //! Grades opt.chapters_dir, or every submission of opt.submissions_dir; returns
 //! the exit status (exit_status.hpp; interrupted_code(signal) when interrupted).
-//! `statuses`, if given, gets each chapter's status word (names.hpp) of a single
+//! `statuses`, if given, gets each chapter's status (status.hpp) of a single
 //! submission by its slug: what watch mode shows after a save.
 int grade(const Options& opt, const workbook::Manifest& manifest,
-          std::map<std::string, std::string>* statuses = nullptr);
+          std::map<std::string, Status>* statuses = nullptr);
 
 }  // namespace grader

@@ -56,7 +56,7 @@ void to_json(json& j, const ChapterProgress& c) {
 void from_json(const json& j, ChapterProgress& c) {
   using namespace json_fields;
   c = ChapterProgress{};
-  c.status = text(j, "status");
+  c.status = Status::from_word(text(j, "status"));
   c.detail = text(j, "detail");
   c.date = text(j, "date");
   c.points = number(j, "points").value_or(0);
@@ -91,7 +91,7 @@ std::string record_progress(const GradingRun& run) {
   json& tree = all["trees"][key_of(run.chapters_dir)];
   for (const ChapterResult& r : run.chapters) {
     // A chapter the run never got to keeps its last result.
-    if (workbook::names::status::outcome_of(r.status) == workbook::names::status::Outcome::unknown) continue;
+    if (r.status.outcome() == Outcome::unknown) continue;
     tree["chapters"][r.spec->slug] =
         ChapterProgress{r.status, first_lines(valid_utf8(r.detail), 1), run.date, r.points, r.max_points(),
                         r.learner_gbps, r.bandwidth_ratio, r.spec->bandwidth_fraction};

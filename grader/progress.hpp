@@ -15,7 +15,8 @@
 namespace grader {
 
 struct ChapterProgress {
-  std::string status, detail, date;
+  Status status;
+  std::string detail, date;
   double points = 0;
   int max_points = 0;
   std::optional<double> learner_gbps, bandwidth_ratio;

@@ -17,11 +17,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace grader {
-namespace st = workbook::names::status;
 
 bool GradingRun::complete() const {
   return graded && !interrupted && std::none_of(chapters.begin(), chapters.end(), [](const ChapterResult& r) {
-    return !st::was_tested(r.status);
+    return !r.status.was_tested();
   });
 }
 
@@ -77,7 +76,7 @@ std::string write_atomically(const std::string& path, const std::string& text) {
 json report_document(const GradingRun& run) {
   ReportDocument doc;
   for (const ChapterResult& r : run.chapters) {
-    const bool correct = r.correct() && r.status != st::kRejected;
+    const bool correct = r.correct() && r.status != Status::rejected;
     ChapterReport c;
     c.slug = r.spec->slug;
     c.version = r.spec->version;
@@ -112,7 +111,7 @@ json report_document(const GradingRun& run) {
     }
     for (const Refusal& f : r.refusals) c.refusals.push_back({f.check, bounded_text(f.reason, 2048)});
     for (const IdeaNote& n : r.idea) c.idea.push_back({n.what, n.shown, bounded_text(n.evidence, 1024)});
-    for (const TestOutcome& t : r.tests) c.tests.push_back({t.name, nlohmann::json(t.result).get<std::string>()});
+    for (const TestOutcome& t : r.tests) c.tests.push_back({t.name, t.result});
     for (const FailedTest& f : r.failed) c.failed.push_back({f.name, bounded_text(f.message)});
     for (const std::string& group : r.failed_groups) {
       const auto hint = r.spec->hints.find(group);

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "json_fields.hpp"
-#include "workbook/names.hpp"
 
 using nlohmann::json;
 
@@ -18,6 +17,13 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 // Points as integers where they are whole (they mostly are): 7, not 7.0.
 json points(double v) {
   return std::floor(v) == v && std::fabs(v) < 9007199254740992.0 ? json(static_cast<long long>(v)) : json(v);
+}
+
+// A test's result word, as the channel names it; none for any other value.
+std::optional<workbook::channel::Result> test_result(const json& t) {
+  const json word = text(t, "result");
+  const auto r = word.get<workbook::channel::Result>();
+  return json(r) == word ? std::optional(r) : std::nullopt;
 }
 
 }  // namespace
@@ -55,7 +61,9 @@ void to_json(json& j, const ChapterReport& c) {
   j["idea"] = json::array();
   for (const ReportIdea& n : c.idea) j["idea"].push_back({{"what", n.what}, {"shown", n.shown}, {"evidence", n.evidence}});
   j["tests"] = json::array();
-  for (const ReportTest& t : c.tests) j["tests"].push_back({{"name", t.name}, {"result", t.result}});
+  for (const ReportTest& t : c.tests) {
+    j["tests"].push_back({{"name", t.name}, {"result", t.result ? json(*t.result) : json(nullptr)}});
+  }
   j["failed_tests"] = json::array();
   for (const ReportFailure& f : c.failed) j["failed_tests"].push_back({{"name", f.name}, {"message", f.message}});
   j["hints"] = json::array();
@@ -67,12 +75,11 @@ void from_json(const json& j, ChapterReport& c) {
   c.slug = text(j, "slug", c.slug);
   c.version = text(j, "version");
   c.title = text(j, "title");
-  c.status = text(j, "status");
+  c.status = Status::from_word(text(j, "status"));
   c.detail = text(j, "detail");
   c.tests_passed = static_cast<int>(number(j, "tests_passed").value_or(0));
   c.tests_total = static_cast<int>(number(j, "tests_total").value_or(0));
-  namespace status = workbook::names::status;
-  c.correctness_passed = flag(j, "correctness_passed", status::outcome_of(c.status) == status::Outcome::passed);
+  c.correctness_passed = flag(j, "correctness_passed", c.status.code() == Status::passed);
   c.bandwidth_passed = flag(j, "bandwidth_passed", false);
   c.points = number(j, "points").value_or(0);
   c.max_points = number(j, "max_points").value_or(0);
@@ -97,7 +104,7 @@ void from_json(const json& j, ChapterReport& c) {
   for (const json* n : objects(j, "idea")) {
     c.idea.push_back({text(*n, "what"), flag(*n, "shown", false), text(*n, "evidence")});
   }
-  for (const json* t : objects(j, "tests")) c.tests.push_back({text(*t, "name"), text(*t, "result")});
+  for (const json* t : objects(j, "tests")) c.tests.push_back({text(*t, "name"), test_result(*t)});
   for (const json* f : objects(j, "failed_tests")) c.failed.push_back({text(*f, "name"), text(*f, "message")});
   for (const json* h : objects(j, "hints")) c.hints.push_back({text(*h, "group"), text(*h, "text")});
 }

@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "status.hpp"
+#include "workbook/channel.hpp"
+
 namespace grader {
 
 //! The version of the JSON report's layout, in every report.
@@ -24,7 +27,8 @@ struct ReportDevice {
 };
 
 struct ReportTest {
-  std::string name, result;
+  std::string name;
+  std::optional<workbook::channel::Result> result;  // none: a word this grader does not know
 };
 struct ReportFailure {
   std::string name, message;
@@ -42,7 +46,9 @@ struct ReportIdea {
 };
 
 struct ChapterReport {
-  std::string slug = "(unnamed)", version, title, status, detail;
+  std::string slug = "(unnamed)", version, title;
+  Status status;
+  std::string detail;
   int tests_passed = 0, tests_total = 0;
   bool correctness_passed = false, bandwidth_passed = false;
   double points = 0, max_points = 0;

@@ -11,9 +11,8 @@ namespace grader::view {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-Kind kind_of(const std::string& status) {
-  using workbook::names::status::Outcome;
-  switch (workbook::names::status::outcome_of(status)) {
+Kind kind_of(const Status& status) {
+  switch (status.outcome()) {
     case Outcome::passed: return Kind::passed;
     case Outcome::failed: return Kind::failed;
     case Outcome::error: return Kind::error;
@@ -64,14 +63,14 @@ std::string bandwidth_text(const Chapter& c) {
 }
 
 std::string unmeasured_reason(const Chapter& c) {
-  if (!c.graded()) return "Not measured (" + (c.status.empty() ? "no status" : c.status) + ").";
-  if (c.kind == Kind::error) return "Not measured: the chapter's tests " + c.status + ".";
+  if (!c.graded()) return "Not measured (" + c.status.word_or("no status") + ").";
+  if (c.kind == Kind::error) return "Not measured: the chapter's tests " + c.status.word() + ".";
   if (!c.correctness_passed) return "Not measured: performance counts once every correctness test passes.";
   return "";
 }
 
 std::string correctness_report(const Chapter& c, std::size_t max_failed) {
-  std::string s = c.status.empty() ? "no status" : c.status;
+  std::string s = c.status.word_or("no status");
   s += "\n";
   if (!c.detail.empty()) s += c.detail + (c.detail.back() == '\n' ? "" : "\n");
   if (c.detail.empty() && c.tests_total > 0) {

@@ -21,12 +21,12 @@ inline constexpr std::size_t kMessageBytes = 4 * 1024;      // one failed test's
 inline constexpr std::size_t kFailedShown = 3;              // failed tests shown per chapter on that page
 inline constexpr std::size_t kNotGradedListed = 20;         // submissions the class summary names
 
-// What a chapter's status means for a format, from the one table (workbook/names.hpp,
-// outcome_of): passed; failed (the learner's code is wrong); an error (the run of the code went
+// What a chapter's status means for a format, from the one table (status.hpp,
+// Status::outcome): passed; failed (the learner's code is wrong); an error (the run of the code went
 // wrong); or not graded (skipped for a missing GPU feature, no GPU, or never reached).
 enum class Kind { passed, failed, error, not_graded };
 
-Kind kind_of(const std::string& status);
+Kind kind_of(const Status& status);
 
 // One chapter of a report as the formats see it: the report's fields (report_document.hpp, read
 // with their fallbacks) and what its status means.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "static_checks.hpp"
+#include "status.hpp"
 #include "workbook/channel.hpp"
 #include "workbook/manifest.hpp"
 #include "workbook/names.hpp"
@@ -24,7 +25,7 @@ struct TestOutcome {
 
 struct ChapterResult {
   const workbook::ChapterSpec* spec = nullptr;
-  std::string status;  // one of workbook::names::status
+  Status status;
   std::string detail;  // one paragraph: why
   std::vector<Refusal> refusals;
   std::vector<IdeaNote> idea;
@@ -50,7 +51,7 @@ struct ChapterResult {
   bool correct() const { return tests_total > 0 && tests_passed == tests_total; }
   //! A chapter skipped for a feature the GPU lacks counts for nothing, either way.
   int max_points() const {
-    return workbook::names::status::is_skipped(status) ? 0 : spec->correctness_points + spec->performance_points;
+    return status.code() == Status::skipped ? 0 : spec->correctness_points + spec->performance_points;
   }
 };
 

@@ -11,7 +11,6 @@ namespace grader {
 namespace {
 
 namespace names = workbook::names;
-namespace st = workbook::names::status;
 
 int group_rank(const std::string& group) {
   const auto it = std::find(names::kGroups.begin(), names::kGroups.end(), group);
@@ -33,8 +32,8 @@ void score(ChapterResult& r) {
     r.bandwidth_passed = *r.bandwidth_ratio >= r.spec->bandwidth_fraction;
   }
   r.points = (correct ? r.spec->correctness_points : 0) + (r.bandwidth_passed ? r.spec->performance_points : 0);
-  r.status = correct && r.bandwidth_passed ? st::kPassed : st::kFailed;
-  if (r.status == st::kFailed && r.detail.empty()) {
+  r.status = correct && r.bandwidth_passed ? Status::passed : Status::failed;
+  if (r.status == Status::failed && r.detail.empty()) {
     if (!correct) {
       r.detail = fmt::format("{} of {} correctness tests failed", r.tests_total - r.tests_passed, r.tests_total);
     } else if (r.bandwidth_ratio) {

@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 namespace grader {
 namespace {
 
-namespace st = workbook::names::status;
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -75,7 +74,7 @@ std::string next_chapter(const std::string& chapters_dir, const workbook::Manife
   const Progress p = load_progress(chapters_dir);
   for (const workbook::ChapterSpec& c : manifest.chapters) {
     const auto it = p.chapters.find(c.slug);
-    if (it == p.chapters.end() || !st::is_done(it->second.status)) {
+    if (it == p.chapters.end() || !it->second.status.is_done()) {
       return c.slug;  // a chapter this GPU cannot run (skipped: needs sm_90) is not next
     }
   }
@@ -95,7 +94,7 @@ int show_status(const Options& opt, const workbook::Manifest& manifest) {
     const std::optional<std::string> stub = pristine_stub(c.slug);
     std::error_code ec;
     const bool edited = fs::exists(file, ec) && stub && read_file(file) != *stub;
-    if (it != p.chapters.end() && it->second.status == st::kPassed) {
+    if (it != p.chapters.end() && it->second.status == Status::passed) {
       state = paint("done", "32");
       ++done;
     } else if (edited) {

@@ -11,15 +11,14 @@
 #include "workbook/names.hpp"
 
 namespace grader {
-namespace st = workbook::names::status;
 
 namespace {
 
 std::string gbps(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : "-"; }
 
 // Shown dim: nothing for the learner to fix.
-bool quiet_status(const std::string& status) {
-  return !st::counts_as_failure(status);
+bool quiet_status(const Status& status) {
+  return !status.counts_as_failure();
 }
 
 }  // namespace
@@ -33,10 +32,10 @@ void print_table(const GradingRun& run) {
     const std::string pct = r.learner_gbps && r.learner_ceiling_gbps && *r.learner_ceiling_gbps > 0
                                 ? fmt::format("{:.1f}%", 100 * *r.learner_gbps / *r.learner_ceiling_gbps)
                                 : "-";
-    const char* colour = r.status == st::kPassed ? "32" : quiet_status(r.status) ? "2" : "31";
+    const char* colour = r.status == Status::passed ? "32" : quiet_status(r.status) ? "2" : "31";
     fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, paint(fmt::format("{:<18}", r.status), colour),
                correctness, gbps(r.learner_gbps), gbps(r.reference_gbps), pct,
-               !st::was_tested(r.status)
+               !r.status.was_tested()
                    ? std::string("-")
                    : fmt::format("{:g}/{}", r.points, r.max_points()));
   }
@@ -60,7 +59,7 @@ void print_table(const GradingRun& run) {
     fmt::print("\nNot graded: {}. The chapters marked \"{}\" were built and checked: ready for a GPU. Run "
                "the grader where it can use one (docs/no-gpu.md: Colab's free T4 with "
                "notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
-               run.not_graded_reason, st::kNoGpu);
+               run.not_graded_reason, Status::no_gpu);
   }
   if (run.interrupted) fmt::print("\nInterrupted: the chapters above marked so were not graded.\n");
 }

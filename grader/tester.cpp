@@ -23,7 +23,6 @@ namespace grader {
 namespace {
 
 namespace names = workbook::names;
-namespace st = workbook::names::status;
 using workbook::channel::Result;
 
 // The longest test takes about a second alone on the GPU (H200, 2026-11-30); a call of the
@@ -49,7 +48,7 @@ void add_failure(ChapterResult& r, const std::string& name, const std::string& m
 }
 
 void interrupt(ChapterResult& r) {
-  r.status = st::kInterrupted;
+  r.status = Status::interrupted;
   r.detail = "the grader was interrupted while grading this chapter";
 }
 
@@ -106,7 +105,7 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   }
   if (t.process.timed_out) {
     const std::string test = !t.started.empty() && !t.find(t.started) ? t.started : running_test(t, expected);
-    r.status = st::kTimedOut;
+    r.status = Status::timed_out;
     r.detail = fmt::format("{}{}: a kernel that never finishes (a __syncthreads() some threads never "
                            "reach, or a loop that never ends)",
                            t.process.silent ? fmt::format("no result for {:.0f} s", kSilenceLimit)
@@ -115,37 +114,37 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
     return false;
   }
   if (!t.hang.empty()) {
-    r.status = st::kTimedOut;
+    r.status = Status::timed_out;
     r.detail = fmt::format("in test {} (a __syncthreads() some threads never reach, or a loop that never ends)",
                            t.hang);
     return false;
   }
   if (!t.context_lost.empty()) {
-    r.status = st::kCrashed;
+    r.status = Status::crashed;
     r.detail = fmt::format("in test {}; no later test could run (typically an out-of-bounds or misaligned "
                            "access broke the CUDA context)",
                            t.context_lost);
     return false;
   }
   if (t.process.signal) {
-    r.status = st::kCrashed;
+    r.status = Status::crashed;
     r.detail = fmt::format("the test process {} during test {}\n{}", process_end(t.process),
                            running_test(t, expected), tail_of(log, 6));
     return false;
   }
   if (!t.problem.empty()) {
-    r.status = st::kFailed;
+    r.status = Status::failed;
     r.detail = t.problem;
     return false;
   }
   if (!t.began) {
-    r.status = st::kCrashed;
+    r.status = Status::crashed;
     r.detail = fmt::format("the test process {} before it reported anything\n{}", process_end(t.process),
                            tail_of(log, 6));
     return false;
   }
   if (const std::string why = incomplete(t, expected); !why.empty()) {
-    r.status = st::kIncomplete;
+    r.status = Status::incomplete;
     r.detail = fmt::format("the test process {}, and {}: a run that stops early or skips tests is "
                            "not graded (last test started: {})",
                            process_end(t.process), why, running_test(t, expected));
@@ -256,7 +255,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
 void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
                              const std::string& slot_dir, ChapterResult& r) {
   if (const std::string feature = unmet(*r.spec); !feature.empty()) {
-    r.status = fmt::format("{}{}", st::kSkippedNeeds, feature);
+    r.status = Status::skipped_for(feature);
     r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); GPU {} is sm_{}: not graded "
                            "here, and its points do not count",
                            feature, gpu_.index, gpu_.requirement_cc);
@@ -272,12 +271,12 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     run_in_one_judge(submission, runner, log_dir, slot_dir, r);
   } else {
     run_part(submission, runner, log_dir, r, false);
-    if (r.status.empty() && r.correct()) run_part(submission, runner, log_dir, r, true);
-    if (r.status.empty() && r.correct() && session_.options().sanitize) {
+    if (r.status.is_pending() && r.correct()) run_part(submission, runner, log_dir, r, true);
+    if (r.status.is_pending() && r.correct() && session_.options().sanitize) {
       sanitize(submission, runner, log_dir, slot_dir, r);
     }
   }
-  if (r.status.empty()) score(r);
+  if (r.status.is_pending()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -371,7 +370,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     if (!judge_sanitizer_run(tool_run, log, slot_dir, r)) return;
   }
   if (t.sanitized.size() < tools) {
-    r.status = st::kIncomplete;
+    r.status = Status::incomplete;
     r.detail = fmt::format("the test process {} after {} of the {} compute-sanitizer runs (log: {})",
                            process_end(t.sanitized.empty() ? t.process : t.sanitized.back().process),
                            t.sanitized.size(), tools, log);

@@ -63,11 +63,11 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
   const bool tty = isatty(STDOUT_FILENO);
   for (;;) {
     if (tty) fmt::print("\033[2J\033[H");
-    std::map<std::string, std::string> statuses;
+    std::map<std::string, Status> statuses;
     grade(opt, manifest, &statuses);
     if (interrupted()) break;
     const auto it = statuses.find(slug);
-    const bool passed = it != statuses.end() && it->second == workbook::names::status::kPassed;
+    const bool passed = it != statuses.end() && it->second == Status::passed;
     if (passed) {
       const std::string next = next_chapter(opt.chapters_dir, manifest);
       fmt::print("\n{} {} passed.{}\n", paint("✓", "32"), slug,

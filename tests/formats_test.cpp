@@ -96,7 +96,7 @@ TEST(ReportDocument, WrittenAndReadBackIsTheSameReport) {
   for (std::size_t i = 0; i < doc.chapters.size(); ++i) {
     const json& c = original["chapters"][i];
     EXPECT_EQ(doc.chapters[i].slug, c.at("slug").get<std::string>());
-    EXPECT_EQ(doc.chapters[i].status, c.at("status").get<std::string>());
+    EXPECT_EQ(doc.chapters[i].status.word(), c.at("status").get<std::string>());
     EXPECT_EQ(doc.chapters[i].points, c.at("points").get<double>());
     EXPECT_EQ(doc.chapters[i].failed.size(), c.at("failed_tests").size());
   }
@@ -342,6 +342,17 @@ TEST(JUnit, SlowButCorrectFailsPerformanceAndACrashIsAnError) {
   EXPECT_NE(xml.find("<error type=\"crashed\" message=\"crashed: misaligned address in test Sizes/ExactSums\">"),
             std::string::npos);
   EXPECT_EQ(attribute(xml, "<testsuites", "errors"), "1");
+}
+
+// A test's result word the grader does not know (a report edited by hand) is a failure, never
+// read as passed.
+TEST(JUnit, AResultWordNoOneKnowsIsAFailure) {
+  json r = graded();
+  json& idle = r["chapters"][1];
+  idle["tests"][0]["result"] = "passd";
+  idle["failed_tests"] = json::array();
+  const std::string xml = junit_xml({r});
+  EXPECT_NE(xml.find("<failure type=\"unreadable result\" message=\"unreadable result\""), std::string::npos) << xml;
 }
 
 TEST(JUnit, EscapesMarkupAndDropsWhatXmlForbids) {

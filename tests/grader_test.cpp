@@ -29,6 +29,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include "submissions.hpp"
+#include "status.hpp"
 #include "text.hpp"
 #include "workbook/names.hpp"
 
@@ -170,6 +171,35 @@ void write_file(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
+// One table says what every status means; each consumer (exit status, table, formats, progress,
+// the student's next chapter) asks it. Every word reads back as the status it came from.
+TEST(Status, OneTableClassifiesEveryStatus) {
+  using O = Outcome;
+  const std::vector<std::pair<Status, O>> cases = {
+      {Status::passed, O::passed},           {Status::failed, O::failed},
+      {Status::rejected, O::failed},         {Status::does_not_compile, O::failed},
+      {Status::missing, O::failed},          {Status::from_word("a status no one knows"), O::failed},
+      {Status::crashed, O::error},           {Status::timed_out, O::error},
+      {Status::incomplete, O::error},        {Status::skipped_for("sm_90"), O::skipped},
+      {Status::no_gpu, O::untested},         {Status::interrupted, O::unknown},
+      {Status::not_graded, O::unknown},      {Status(), O::unknown}};
+  for (const auto& [status, outcome] : cases) {
+    const std::string word = status.word();
+    EXPECT_EQ(status.outcome(), outcome) << "'" << word << "'";
+    EXPECT_EQ(status.counts_as_failure(), outcome == O::failed || outcome == O::error) << word;
+    EXPECT_EQ(status.is_done(), outcome == O::passed || outcome == O::skipped) << word;
+    EXPECT_EQ(status.was_tested(), outcome != O::untested && outcome != O::unknown) << word;
+    EXPECT_EQ(Status::from_word(word), status) << word;
+    EXPECT_EQ(nlohmann::json(status).get<Status>(), status) << word;
+  }
+  EXPECT_EQ(Status::skipped_for("sm_90").word(), "skipped: needs sm_90");
+  EXPECT_EQ(Status::from_word("skipped: needs sm_90").feature(), "sm_90");
+  EXPECT_EQ(Status::from_word("a status no one knows").word(), "a status no one knows");
+  EXPECT_EQ(fmt::format("[{:<8}]", Status(Status::failed)), "[failed  ]");
+  EXPECT_TRUE(nlohmann::json(3).get<Status>().is_pending()) << "a value that is not a word";
+  EXPECT_EQ(Status().word_or("no status"), "no status");
+}
+
 TEST(Reports, TheRecordOfOneSubmission) {
   const workbook::Manifest manifest = three_chapters();
   GradingRun run;
@@ -178,18 +208,18 @@ TEST(Reports, TheRecordOfOneSubmission) {
   run.device = DeviceSummary{"NVIDIA H200", 132, "13.0", "13.0", 90};
   ChapterResult passed, failed, refused;
   passed.spec = &manifest.chapters[0];
-  passed.status = "passed";
+  passed.status = Status::passed;
   passed.tests_passed = passed.tests_total = 5;
   passed.bandwidth_passed = true;
   passed.points = 10;
   failed.spec = &manifest.chapters[1];
-  failed.status = "failed";
+  failed.status = Status::failed;
   failed.tests_passed = 4;
   failed.tests_total = 5;
   failed.failed = {{"Sizes/ExactSums.X/n_3", "expected 3, got 2"}};
   failed.failed_groups = {"ExactSums"};
   refused.spec = &manifest.chapters[2];
-  refused.status = "rejected";
+  refused.status = Status::rejected;
   run.chapters = {passed, failed, refused};
   const nlohmann::json doc = report_document(run);
   EXPECT_EQ(doc["schema"], kReportSchema);
@@ -204,7 +234,7 @@ TEST(Reports, TheRecordOfOneSubmission) {
   EXPECT_EQ(doc["chapters"][2]["correctness_passed"], false);
   // Not graded (no GPU): never complete, so a rerun with a GPU grades it.
   run.graded = false;
-  run.chapters[0].status = workbook::names::status::kNoGpu;
+  run.chapters[0].status = Status::no_gpu;
   EXPECT_FALSE(report_document(run)["complete"].get<bool>());
 }
 
@@ -218,13 +248,11 @@ TEST(Reports, ASkippedChapterCountsForNothing) {
   run.device = DeviceSummary{"NVIDIA A100", 108, "13.0", "13.0", 80};
   ChapterResult passed, skipped;
   passed.spec = &manifest.chapters[0];
-  passed.status = "passed";
+  passed.status = Status::passed;
   passed.tests_passed = passed.tests_total = 5;
   passed.points = 10;
   skipped.spec = &manifest.chapters[1];
-  skipped.status = std::string(workbook::names::status::kSkippedNeeds) + "sm_90";
-  EXPECT_TRUE(workbook::names::status::is_skipped(skipped.status));
-  EXPECT_FALSE(workbook::names::status::is_skipped("passed"));
+  skipped.status = Status::skipped_for("sm_90");
   run.chapters = {passed, skipped};
   const nlohmann::json doc = report_document(run);
   EXPECT_TRUE(doc["complete"].get<bool>());
@@ -369,11 +397,11 @@ TEST(Progress, AChapterEntryOfAnyShapeReadsWithItsFallbacks) {
   const ChapterProgress odd =
       nlohmann::json{{"status", 3}, {"points", "seven"}, {"max_points", 10.0}, {"learner_gbps", nullptr}}
           .get<ChapterProgress>();
-  EXPECT_EQ(odd.status, "");
+  EXPECT_TRUE(odd.status.is_pending());
   EXPECT_EQ(odd.points, 0);
   EXPECT_EQ(odd.max_points, 10);
   EXPECT_FALSE(odd.learner_gbps);
-  const ChapterProgress c{"passed", "all tests", "2026-12-02", 10, 10, 4100.5, 0.97, 0.8};
+  const ChapterProgress c{Status::passed, "all tests", "2026-12-02", 10, 10, 4100.5, 0.97, 0.8};
   const ChapterProgress back = nlohmann::json(c).get<ChapterProgress>();
   EXPECT_EQ(back.status, c.status);
   EXPECT_EQ(back.points, c.points);

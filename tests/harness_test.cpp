@@ -14,7 +14,6 @@
 
 #include "workbook/inputs.hpp"
 #include "workbook/manifest.hpp"
-#include "workbook/names.hpp"
 #include "workbook/verify.hpp"
 
 namespace workbook {
@@ -31,27 +30,6 @@ float poison() {
   float v;
   std::memcpy(&v, &kPoisonBits, sizeof v);
   return v;
-}
-
-// One table says what every status means; each consumer (exit status, table, formats, progress,
-// the student's next chapter) asks it.
-TEST(Status, OneTableClassifiesEveryStatus) {
-  namespace st = names::status;
-  using O = st::Outcome;
-  const std::vector<std::pair<std::string, O>> cases = {
-      {std::string(st::kPassed), O::passed},          {std::string(st::kFailed), O::failed},
-      {std::string(st::kRejected), O::failed},        {std::string(st::kDoesNotCompile), O::failed},
-      {std::string(st::kMissing), O::failed},         {"a status no one knows", O::failed},
-      {std::string(st::kCrashed), O::error},          {std::string(st::kTimedOut), O::error},
-      {std::string(st::kIncomplete), O::error},       {std::string(st::kSkippedNeeds) + "sm_90", O::skipped},
-      {std::string(st::kNoGpu), O::untested},         {std::string(st::kInterrupted), O::unknown},
-      {std::string(st::kNotGraded), O::unknown},      {"", O::unknown}};
-  for (const auto& [status, outcome] : cases) {
-    EXPECT_EQ(st::outcome_of(status), outcome) << "'" << status << "'";
-    EXPECT_EQ(st::counts_as_failure(status), outcome == O::failed || outcome == O::error) << status;
-    EXPECT_EQ(st::is_done(status), outcome == O::passed || outcome == O::skipped) << status;
-    EXPECT_EQ(st::was_tested(status), outcome != O::untested && outcome != O::unknown) << status;
-  }
 }
 
 TEST(RandomInput, IsReproducibleAndInRange) {

@@ -1,6 +1,6 @@
 // One table of the names the tests, the grader and the manifest share: the
-// test groups (GoogleTest suites), the tests that also run under
-// compute-sanitizer, and the status words of a graded chapter. The chapter
+// test groups (GoogleTest suites) and the tests that also run under
+// compute-sanitizer (a graded chapter's status is the grader's type, grader/status.hpp). The chapter
 // test process checks its suites against it when it starts, the grader checks
 // that the sanitized tests exist and ran, and the manifest loader refuses a
 // hint for a group that is not here.
@@ -65,61 +65,5 @@ inline constexpr const char* kGrantFdVariable = "WORKBOOK_GRANT_FD";
 //! (CTest's SKIP_RETURN_CODE in tests/CMakeLists.txt), and a lost CUDA context.
 inline constexpr int kNoDeviceExit = 77;
 inline constexpr int kContextLostExit = 3;
-
-//! What a graded chapter's status can be.
-namespace status {
-inline constexpr std::string_view kPassed = "passed";
-inline constexpr std::string_view kFailed = "failed";
-inline constexpr std::string_view kRejected = "rejected";  // a static check refused the file
-inline constexpr std::string_view kDoesNotCompile = "does not compile";
-inline constexpr std::string_view kCrashed = "crashed";
-inline constexpr std::string_view kTimedOut = "timed out";
-inline constexpr std::string_view kIncomplete = "incomplete";  // fewer tests reported than expected
-inline constexpr std::string_view kNoGpu = "not graded: no GPU";  // built and checked; nothing tested
-inline constexpr std::string_view kMissing = "missing";
-inline constexpr std::string_view kInterrupted = "interrupted";
-inline constexpr std::string_view kNotGraded = "not graded";  // the run was interrupted before it
-//! The start of "skipped: needs sm_90": the GPU lacks a feature the chapter requires;
-//! its points do not count.
-inline constexpr std::string_view kSkippedNeeds = "skipped: needs ";
-constexpr bool is_skipped(std::string_view s) { return s.substr(0, kSkippedNeeds.size()) == kSkippedNeeds; }
-
-//! What a status means, wherever it is read (the grader's exit status, its table, the reports,
-//! the course formats, the student's progress): this one table decides.
-enum class Outcome {
-  passed,    // every test passed
-  failed,    // the learner's code is wrong: failed, rejected, does not compile, missing, or a status
-             // this table does not know
-  error,     // the run of the code went wrong: crashed, timed out, incomplete
-  skipped,   // the GPU lacks a feature the chapter requires: its points do not count
-  untested,  // no GPU: built and checked, nothing tested
-  unknown,   // the run never got to it: interrupted, not graded, or no status at all
-};
-
-constexpr Outcome outcome_of(std::string_view s) {
-  if (s == kPassed) return Outcome::passed;
-  if (s == kCrashed || s == kTimedOut || s == kIncomplete) return Outcome::error;
-  if (is_skipped(s)) return Outcome::skipped;
-  if (s == kNoGpu) return Outcome::untested;
-  if (s.empty() || s == kInterrupted || s == kNotGraded) return Outcome::unknown;
-  return Outcome::failed;
-}
-
-//! A chapter that makes the run's exit status "some failed".
-constexpr bool counts_as_failure(std::string_view s) {
-  const Outcome o = outcome_of(s);
-  return o == Outcome::failed || o == Outcome::error;
-}
-//! A chapter tested on a GPU (passed, failed, an error, or skipped there for a missing feature).
-constexpr bool was_tested(std::string_view s) {
-  const Outcome o = outcome_of(s);
-  return o != Outcome::untested && o != Outcome::unknown;
-}
-//! Done, for the student's next chapter: passed, or skipped on this GPU.
-constexpr bool is_done(std::string_view s) {
-  const Outcome o = outcome_of(s);
-  return o == Outcome::passed || o == Outcome::skipped;
-}
-}  // namespace status
 
 }  // namespace workbook::names
