@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -29,7 +30,7 @@ constexpr unsigned kMaxBlocks = 4096;   // the most blocks any instance launches
 
 // ---- what one thread keeps, and how two results combine: a fold per kind of operator ----
 
-// Sum, Max and Min: the accumulator is the thread's state.
+// Sum, and Max and Min of integers: the accumulator is the thread's state.
 template <class T, class Op>
 struct Fold {
   using Acc = Widened<T>;
@@ -40,9 +41,9 @@ struct Fold {
   static __device__ Acc combine(Acc a, Acc b) { return Op{}(a, b); }
 };
 
-// ArgMax and ArgMin: a value and its index. A thread meets its elements in increasing index
-// order, so within a thread a tie keeps the element it has: it takes a new one only if that one
-// wins outright, or if it has none yet. No index is compared per element; the combines compare
+// ArgMax and ArgMin of integers: a value and its index. A thread meets its elements in increasing
+// index order, so within a thread a tie keeps the element it has: it takes a new one only if that
+// one wins outright, or if it has none yet. No index is compared per element; the combines compare
 // them.
 template <class T, class Op>
 struct ArgFold {
@@ -55,6 +56,71 @@ struct ArgFold {
   }
   static __device__ Acc finish(Thread t) { return t; }
   static __device__ Acc combine(Acc a, Acc b) { return Op{}(a, b); }
+};
+
+// The bits of a floating accumulator as an unsigned integer of the same size.
+template <class A>
+using Bits = std::conditional_t<sizeof(A) == 4, std::uint32_t, std::uint64_t>;
+template <class A>
+__device__ Bits<A> bits_of(A x) {
+  Bits<A> b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+template <class A>
+__device__ A from_bits(Bits<A> b) {
+  A x;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
+template <class A>
+__device__ constexpr Bits<A> kSign = Bits<A>(1) << (8 * sizeof(A) - 1);
+
+// Max (greater) and Min of a floating type: one fmax/fmin per element (it drops a NaN and may
+// return either of two zeros), and two flags that the operator's rules need, applied once in
+// finish: a NaN was seen (a NaN wins), and the zero that wins a tie of zeros was seen (+0 for Max,
+// -0 for Min).
+template <class T, bool greater>
+struct ExtremeFold {
+  using Acc = Widened<T>;
+  struct Thread {
+    Acc best;
+    bool nan, winning_zero;
+  };
+  static __device__ Thread start() { return {Extreme<greater>::template identity<Acc>(), false, false}; }
+  static __device__ void add(Thread& t, T x, long long) {
+    const Acc v = widen(x);
+    t.best = greater ? fmax(t.best, v) : fmin(t.best, v);
+    t.nan = t.nan || v != v;
+    t.winning_zero = t.winning_zero || bits_of(v) == (greater ? Bits<Acc>(0) : kSign<Acc>);
+  }
+  static __device__ Acc finish(const Thread& t) {
+    if (t.nan) return from_bits<Acc>(~Bits<Acc>(0) >> 1);  // a quiet NaN
+    if (t.best == 0) {  // a zero won: the winning one if it was seen, else the other
+      const bool negative = greater ? !t.winning_zero : t.winning_zero;
+      return from_bits<Acc>(negative ? kSign<Acc> : Bits<Acc>(0));
+    }
+    return t.best;
+  }
+  static __device__ Acc combine(Acc a, Acc b) { return Extreme<greater>{}(a, b); }
+};
+
+// ArgMax (greater) and ArgMin of a floating type with one comparison an element: v replaces the
+// thread's value when !(v <= value) (ArgMax), which holds when v is greater or either is a NaN,
+// provided the value held is not a NaN (the first NaN stays); or when nothing is held yet. Equal
+// values (+0 and -0 too) keep the earlier index: a thread meets its elements in index order.
+template <class T, bool greater>
+struct ArgExtremeFold {
+  using Acc = Located<Widened<T>>;
+  using Thread = Acc;
+  static __device__ Thread start() { return ArgExtreme<greater>::template identity<Acc>(); }
+  static __device__ void add(Thread& t, T x, long long i) {
+    const Widened<T> v = widen(x);
+    const bool beats = greater ? !(v <= t.value) : !(v >= t.value);
+    if ((beats && t.value == t.value) || t.index < 0) t = {v, i};
+  }
+  static __device__ Acc finish(Thread t) { return t; }
+  static __device__ Acc combine(Acc a, Acc b) { return ArgExtreme<greater>{}(a, b); }
 };
 
 // The dot product: products added as they come, fused.
@@ -264,10 +330,18 @@ template <class T>
 void launch_for(const Problem& p, void* workspace, cudaStream_t stream) {
   switch (p.op) {
     case Operator::sum: return launch<T, Fold<T, Sum>, false>(p, workspace, stream);
-    case Operator::max: return launch<T, Fold<T, Max>, false>(p, workspace, stream);
-    case Operator::min: return launch<T, Fold<T, Min>, false>(p, workspace, stream);
-    case Operator::argmax: return launch<T, ArgFold<T, ArgMax>, false>(p, workspace, stream);
-    case Operator::argmin: return launch<T, ArgFold<T, ArgMin>, false>(p, workspace, stream);
+    case Operator::max:
+      if constexpr (std::is_integral_v<T>) return launch<T, Fold<T, Max>, false>(p, workspace, stream);
+      else return launch<T, ExtremeFold<T, true>, false>(p, workspace, stream);
+    case Operator::min:
+      if constexpr (std::is_integral_v<T>) return launch<T, Fold<T, Min>, false>(p, workspace, stream);
+      else return launch<T, ExtremeFold<T, false>, false>(p, workspace, stream);
+    case Operator::argmax:
+      if constexpr (std::is_integral_v<T>) return launch<T, ArgFold<T, ArgMax>, false>(p, workspace, stream);
+      else return launch<T, ArgExtremeFold<T, true>, false>(p, workspace, stream);
+    case Operator::argmin:
+      if constexpr (std::is_integral_v<T>) return launch<T, ArgFold<T, ArgMin>, false>(p, workspace, stream);
+      else return launch<T, ArgExtremeFold<T, false>, false>(p, workspace, stream);
     case Operator::dot:
       if constexpr (!std::is_integral_v<T>) return launch<T, DotFold<T>, true>(p, workspace, stream);
       break;
