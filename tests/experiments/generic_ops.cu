@@ -7,10 +7,15 @@
 // ceiling measured in the same run (16-byte loads, the best of four grids, like the harness's but
 // simpler); each result checked against a host reference (exact where it can be: integers, Max,
 // Min, ArgMax's index; otherwise the error relative to the sum of magnitudes).
-//   tests/experiments/run <out>      (writes generic_ops.csv)
+//   tests/experiments/run <out>      (writes generic_ops.csv and generic_ops_same_bytes.csv)
+//   generic_ops [log2_n [type ...]]  (default: 27 and every type; types: float bfloat16 half
+//                                     double int32 int64)
+// The ceiling is always read from 2^27 floats (512 MiB): 2-byte types at 2^28 and 8-byte types at
+// 2^26 read the same bytes as it, so a fixed cost per call weighs on them as on the ceiling.
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -235,11 +240,23 @@ __global__ void streaming_read(const float4* in, std::size_t count, float* sink)
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   // Each row as it is measured: the host's inputs and references take seconds a type (a minute
   // in all on the H200's host, 2026-12-02: a run cut at 30 s printed nothing).
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const int log2_n = argc > 1 ? std::atoi(argv[1]) : 27;
+  if (log2_n < 10 || log2_n > 30) {
+    std::fprintf(stderr, "usage: generic_ops [log2_n (10 to 30) [type ...]]\n");
+    return 2;
+  }
+  const auto wanted = [&](const char* type) {
+    if (argc <= 2) return true;
+    for (int k = 2; k < argc; ++k) {
+      if (std::strcmp(argv[k], type) == 0) return true;
+    }
+    return false;
+  };
   const std::size_t n = std::size_t{1} << 27;
   // The ceiling: a kernel that only loads, 16 bytes a load, the best of a few grids (n floats).
   float *x, *sink;
@@ -254,18 +271,19 @@ int main() {
   }
   CHECK(cudaFree(x));
   std::printf("streaming-read ceiling: %.0f GB/s (this program's own, 2^27 floats)\n", ceiling_gbps);
-  run_type<float>("float", Element::f32, n);
-  run_type<__nv_bfloat16>("bfloat16", Element::bf16, n);
-  run_type<__half>("half", Element::f16, n);
-  run_type<double>("double", Element::f64, n);
-  run_type<int>("int32", Element::i32, n);
-  run_type<long long>("int64", Element::i64, n);
-  std::printf("\ntype,op,who,ms,gbps,percent_of_ceiling,gelem_per_s,error,ok\n");
-  std::printf("float,read,ceiling,%.4f,%.1f,100.0,%.2f,0,1\n", n * sizeof(float) / ceiling_gbps / 1e6, ceiling_gbps,
+  const std::size_t count = std::size_t{1} << log2_n;
+  if (wanted("float")) run_type<float>("float", Element::f32, count);
+  if (wanted("bfloat16")) run_type<__nv_bfloat16>("bfloat16", Element::bf16, count);
+  if (wanted("half")) run_type<__half>("half", Element::f16, count);
+  if (wanted("double")) run_type<double>("double", Element::f64, count);
+  if (wanted("int32")) run_type<int>("int32", Element::i32, count);
+  if (wanted("int64")) run_type<long long>("int64", Element::i64, count);
+  std::printf("\ntype,op,who,log2_n,ms,gbps,percent_of_ceiling,gelem_per_s,error,ok\n");
+  std::printf("float,read,ceiling,27,%.4f,%.1f,100.0,%.2f,0,1\n", n * sizeof(float) / ceiling_gbps / 1e6, ceiling_gbps,
               ceiling_gbps / sizeof(float));
   for (const Row& r : rows) {
-    std::printf("%s,%s,%s,%.4f,%.1f,%.1f,%.2f,%.3g,%d\n", r.type.c_str(), r.op.c_str(), r.who.c_str(), r.ms, r.gbps,
-                r.percent, r.gelems, r.error, r.ok);
+    std::printf("%s,%s,%s,%d,%.4f,%.1f,%.1f,%.2f,%.3g,%d\n", r.type.c_str(), r.op.c_str(), r.who.c_str(), log2_n, r.ms,
+                r.gbps, r.percent, r.gelems, r.error, r.ok);
   }
   return 0;
 }
