@@ -123,6 +123,15 @@ struct ArgExtremeFold {
   static __device__ Acc combine(Acc a, Acc b) { return ArgExtreme<greater>{}(a, b); }
 };
 
+// The fold of Max (greater) or Min, and of ArgMax or ArgMin: the operator itself for integers, the
+// folds above for floating types.
+template <class T, bool greater>
+using MaxOrMinFold =
+    std::conditional_t<std::is_integral_v<T>, Fold<T, Extreme<greater>>, ExtremeFold<T, greater>>;
+template <class T, bool greater>
+using ArgMaxOrMinFold =
+    std::conditional_t<std::is_integral_v<T>, ArgFold<T, ArgExtreme<greater>>, ArgExtremeFold<T, greater>>;
+
 // The dot product: products added as they come, fused.
 template <class T>
 struct DotFold {
@@ -330,18 +339,10 @@ template <class T>
 void launch_for(const Problem& p, void* workspace, cudaStream_t stream) {
   switch (p.op) {
     case Operator::sum: return launch<T, Fold<T, Sum>, false>(p, workspace, stream);
-    case Operator::max:
-      if constexpr (std::is_integral_v<T>) return launch<T, Fold<T, Max>, false>(p, workspace, stream);
-      else return launch<T, ExtremeFold<T, true>, false>(p, workspace, stream);
-    case Operator::min:
-      if constexpr (std::is_integral_v<T>) return launch<T, Fold<T, Min>, false>(p, workspace, stream);
-      else return launch<T, ExtremeFold<T, false>, false>(p, workspace, stream);
-    case Operator::argmax:
-      if constexpr (std::is_integral_v<T>) return launch<T, ArgFold<T, ArgMax>, false>(p, workspace, stream);
-      else return launch<T, ArgExtremeFold<T, true>, false>(p, workspace, stream);
-    case Operator::argmin:
-      if constexpr (std::is_integral_v<T>) return launch<T, ArgFold<T, ArgMin>, false>(p, workspace, stream);
-      else return launch<T, ArgExtremeFold<T, false>, false>(p, workspace, stream);
+    case Operator::max: return launch<T, MaxOrMinFold<T, true>, false>(p, workspace, stream);
+    case Operator::min: return launch<T, MaxOrMinFold<T, false>, false>(p, workspace, stream);
+    case Operator::argmax: return launch<T, ArgMaxOrMinFold<T, true>, false>(p, workspace, stream);
+    case Operator::argmin: return launch<T, ArgMaxOrMinFold<T, false>, false>(p, workspace, stream);
     case Operator::dot:
       if constexpr (!std::is_integral_v<T>) return launch<T, DotFold<T>, true>(p, workspace, stream);
       break;
