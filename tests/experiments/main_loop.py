@@ -22,9 +22,9 @@ def operator(name):
         return "meanvar"
     if "DotFold" in name:
         return "dot"
-    if "ArgFold" in name or "ArgExtremeFold" in name:
+    if "ArgFold" in name or "ArgExtreme" in name:  # ArgFold<T, ArgExtreme<..>> or ArgExtremeFold
         return "argmax" if greater else "argmin"
-    if "ExtremeFold" in name or "Extreme" in name:
+    if "Extreme" in name:  # Fold<T, Extreme<..>> or ExtremeFold
         return "max" if greater else "min"
     if "3Sum" in name:
         return "sum"
