@@ -6,7 +6,7 @@
 //
 //   workbook-sandbox --report-fd N [--scratch DIR] [--write PATH]... [--read DIR]...
 //                    [--env NAME=VALUE]... [--keep-fd N]... [--cpu-seconds S] [--file-bytes B]
-//                    [--debugger] [--skip namespaces|landlock|seccomp|limits]... -- PROGRAM [ARG]...
+//                    [--debugger] [--loopback] [--skip namespaces|landlock|seccomp|limits]... -- PROGRAM [ARG]...
 //
 // Processes: this helper waits for the sandbox's first process (PID 1 of a new PID namespace, or
 // a subreaper where namespaces are not allowed), which starts the program and, when it ends,
@@ -23,11 +23,13 @@
 
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -65,6 +67,7 @@ struct Args {
   long cpu_seconds = 0;
   unsigned long long file_bytes = 0;
   bool debugger = false;
+  bool loopback = false;  // a loopback network of its own (TCP inside it allowed); set only with a network namespace
   std::vector<std::string> skip;  // layers left out on purpose: namespaces, landlock, seccomp, limits
   std::vector<std::string> program;
   bool skipped(const char* layer) const {
@@ -100,6 +103,7 @@ Args parse(int argc, char** argv) {
     else if (arg == "--cpu-seconds") a.cpu_seconds = std::atol(value("--cpu-seconds").c_str());
     else if (arg == "--file-bytes") a.file_bytes = std::strtoull(value("--file-bytes").c_str(), nullptr, 10);
     else if (arg == "--debugger") a.debugger = true;
+    else if (arg == "--loopback") a.loopback = true;
     else if (arg == "--skip") a.skip.push_back(value("--skip"));
     else usage(("unknown option " + arg).c_str());
   }
@@ -182,6 +186,19 @@ Namespaces enter_namespaces(const Args& a, SandboxReport& report) {
   return got;
 }
 
+// The network namespace's own loopback interface, up: TCP between the sandbox's own processes and
+// threads (NCCL's bootstrap), and nothing else, since the namespace has no other interface.
+bool loopback_up(SandboxReport& report) {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  const bool up = s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 &&
+                  (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) == 0);
+  if (!up) report.missing.push_back(errno_text("loopback network: lo"));
+  if (s >= 0) close(s);
+  return up;
+}
+
 // Landlock: writes only beneath the scratch folder and the files given; reads only beneath the
 // folders given; TCP refused (ABI 4); no signals or abstract sockets outside (ABI 6).
 void restrict_files(const Args& a, SandboxReport& report) {
@@ -205,10 +222,10 @@ void restrict_files(const Args& a, SandboxReport& report) {
   RulesetAttr attr;
   attr.handled_access_fs = read | write;
   std::size_t size = sizeof(std::uint64_t);
-  if (abi >= 4) {
+  if (abi >= 4 && !a.loopback) {  // with --loopback the namespace is the boundary: TCP reaches only lo
     attr.handled_access_net = kBindTcp | kConnectTcp;
-    size = 2 * sizeof(std::uint64_t);
   }
+  if (abi >= 4) size = 2 * sizeof(std::uint64_t);
   if (abi >= 6) {
     attr.scoped = kScopeAbstractUnix | kScopeSignal;
     size = sizeof attr;
@@ -246,7 +263,8 @@ void restrict_files(const Args& a, SandboxReport& report) {
   close(ruleset);
   report.enforced.push_back(Layer::read_only);
   report.enforced.push_back(Layer::limited_reads);
-  if (abi >= 4) report.enforced.push_back(Layer::no_tcp);
+  if (a.loopback) report.enforced.push_back(Layer::loopback_only);
+  else if (abi >= 4) report.enforced.push_back(Layer::no_tcp);
   else report.missing.push_back("no TCP: Landlock ABI 4 needed, the kernel has " + std::to_string(abi));
   if (abi >= 6) report.enforced.push_back(Layer::no_outside_signals);
   else report.missing.push_back("no signals outside: Landlock ABI 6 needed, the kernel has " + std::to_string(abi));
@@ -280,9 +298,21 @@ void filter_system_calls(const Args& a, SandboxReport& report) {
     if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
     ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) == 0 && ok;
   }
-  // Sockets: Unix ones only (no network, whatever namespaces the machine allows).
-  ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                        SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0 && ok;
+  // Sockets: Unix ones only (no network, whatever namespaces the machine allows); with a loopback
+  // network of its own (--loopback, in a network namespace), IPv4 and IPv6 too, which reach only lo.
+  if (a.loopback) {
+    constexpr int kFamilies = 64;  // above AF_MAX on every Linux so far
+    for (int family = 0; family < kFamilies; ++family) {
+      if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
+      ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                            SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))) == 0 && ok;
+    }
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                          SCMP_A0(SCMP_CMP_GE, kFamilies)) == 0 && ok;
+  } else {
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                          SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0 && ok;
+  }
   // No new namespaces inside: clone with a CLONE_NEW* flag; clone3 hides its flags in memory, so
   // it answers ENOSYS and the C library falls back to clone.
   for (const unsigned long flag : {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
@@ -396,13 +426,19 @@ int exit_code_of(int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse(argc, argv);
+  Args a = parse(argc, argv);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 125;  // the caller is already gone
   close_other_descriptors(a);
   signal(SIGPIPE, SIG_DFL);
   SandboxReport report;
   const Namespaces ns = enter_namespaces(a, report);
+  if (a.loopback && !ns.net) {
+    report.missing.push_back("loopback network: no network namespace of its own, so TCP stays refused");
+    a.loopback = false;
+  } else if (a.loopback) {
+    a.loopback = loopback_up(report);
+  }
 
   // The sandbox's first process: PID 1 of the new namespace, else a subreaper.
   Lifeline helper;

@@ -63,7 +63,7 @@ class Runner {
         break;
       case Op::map:
         if (fd < 0) reply.error = "no descriptor came with the buffer";
-        else memory_.map(request.map.buffer, fd, request.map.bytes, &reply.error);
+        else memory_.map(request.map.buffer, fd, request.map.bytes, request.map.device, &reply.error);
         fd = -1;
         break;
       case Op::unmap:
@@ -95,7 +95,8 @@ class Runner {
     std::vector<LocalCall> local;
     for (const Call& c : calls) {
       local.push_back({c.kind, static_cast<const float*>(at(c.in)), c.n, static_cast<float*>(at(c.out)), c.capacity,
-                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2)});
+                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2),
+                       c.device});
     }
     reply = run_locally(entry_, local, streams_);
   }

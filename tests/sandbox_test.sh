@@ -85,5 +85,43 @@ else
     fail "nested without a system-call filter: the inner helper neither has a process namespace nor kills descendants"
 fi
 check "without namespaces" "$(grep -v '^{' <<<"$out")" marker-two-$$
+# --loopback (chapter 17's runner, NCCL's bootstrap): TCP between the program's own sockets on lo,
+# and still nothing outside, since its network namespace has no other interface. Where no network
+# namespace can be made, TCP stays refused and the report says why.
+cat >"$work/scratch/loopback.py" <<'PY'
+import socket
+server = socket.socket()
+try:
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    client = socket.create_connection(server.getsockname(), timeout=2)
+    peer, _ = server.accept()
+    client.sendall(b"x")
+    if peer.recv(1) == b"x":
+        print("loopback ok")
+except OSError as e:
+    print("loopback refused:", e)
+# /proc/net/dev lists the interfaces of the process's own network namespace.
+names = [line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:]]
+print("interfaces:", " ".join(names))
+for address in (("192.0.2.1", 9), ("8.8.8.8", 53)):
+    try:
+        socket.create_connection(address, timeout=1)
+        print("reached", address[0])
+    except OSError:
+        pass
+PY
+out=$("$helper" --loopback --report-fd 9 --scratch "$work/scratch" --read "$work/scratch" --env PATH=/usr/bin:/bin \
+  -- /usr/bin/python3 "$work/scratch/loopback.py" 9>"$work/loopback.json" 2>&1)
+echo "$out"; cat "$work/loopback.json"
+grep -q "^reached" <<<"$out" && fail "--loopback: the program reached an address outside the sandbox"
+if grep -q '"loopback network only"' "$work/loopback.json"; then
+  grep -q "loopback ok" <<<"$out" || fail "--loopback: no TCP on lo, though the report says the loopback network is up"
+  grep -q "^interfaces: lo$" <<<"$out" || fail "--loopback: an interface other than lo is visible"
+else
+  grep -q "loopback ok" <<<"$out" && fail "--loopback without a network namespace: TCP was allowed"
+  grep -q "loopback network" "$work/loopback.json" || fail "--loopback: the report does not say why it is missing"
+fi
+
 echo "sandbox test: $failures failure(s)"
 [ $failures -eq 0 ]

@@ -156,7 +156,7 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.scratch, "TMPDIR=" + p.scratch,
                                   "LANG=C.UTF-8"};
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LD_LIBRARY_PATH",
-                           "TERM", "NCCL_NVLS_ENABLE"}) {
+                           "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
   constexpr int kReportFd = 4;
@@ -181,6 +181,7 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
     policy.cpu_seconds = options.cpu_seconds;
     policy.file_bytes = std::size_t(1) << 30;
     policy.debugger = options.interactive;
+    policy.loopback = options.loopback;
     argv = sandbox::helper_command(policy, kReportFd, program);
   }
   int sv[2], out[2] = {-1, -1}, report[2] = {-1, -1};
@@ -388,13 +389,14 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     rc.element = c.element;
     rc.op = c.op;
     rc.in2 = place(c.in2);
+    rc.device = c.device;
     req.calls.push_back(rc);
   }
   remote::Reply reply;
   for (const SharedMemory::Allocation* a : new_mappings) {
     remote::Request map;
     map.op = remote::Op::map;
-    map.map = {a->id, a->mapped};
+    map.map = {a->id, a->mapped, a->device};
     const int fd = memory.export_descriptor(*a);
     const bool answered = fd >= 0 && request(map, &reply, 60, &o.error, fd);
     if (fd >= 0) close(fd);

@@ -54,6 +54,7 @@ struct RunnerOptions {
   std::vector<std::string> readable;      //!< more folders it may read (a debugger's sources)
   std::vector<std::string> wrapper;       //!< a tool that starts it (compute-sanitizer ..., cuda-gdb --args)
   bool interactive = false;               //!< the tool talks to the terminal (cuda-gdb): stdio inherited
+  bool loopback = false;                  //!< a loopback network of its own in the sandbox (NCCL's bootstrap)
   double call_timeout_s = 60;             //!< a run that takes longer is a hang (0: no limit)
   double cpu_seconds = 0;                 //!< RLIMIT_CPU of the runner
   std::size_t output_limit = std::size_t(1) << 20;  //!< the runner's output kept in the log

@@ -22,13 +22,47 @@ Registration registration_of(const std::vector<Entry>& entries) {
     r.kind = entries.front().kind;
     r.tuned = entries.front().tuned != nullptr;
     r.generic = entries.front().generic != nullptr;
+    r.rank = entries.front().rank != nullptr;
   }
   return r;
 }
 
+namespace {
+RankGroupRunner& rank_group_runner() {
+  static RankGroupRunner runner = nullptr;
+  return runner;
+}
+}  // namespace
+
+bool set_rank_group_runner(RankGroupRunner runner) {
+  rank_group_runner() = runner;
+  return true;
+}
+
 Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const cudaStream_t (&streams)[2]) {
   Reply reply;
-  for (const LocalCall& c : calls) {
+  std::vector<std::pair<int, cudaStream_t>> rank_streams;  // every (device, stream) a collective used
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const LocalCall& c = calls[i];
+    if (c.kind == CallKind::rank) {  // this call and the rank calls after it: one collective
+      std::size_t end = i;
+      while (end < calls.size() && calls[end].kind == CallKind::rank) ++end;
+      const std::vector<LocalCall> group(calls.begin() + static_cast<std::ptrdiff_t>(i),
+                                         calls.begin() + static_cast<std::ptrdiff_t>(end));
+      std::vector<CallResult> results(group.size());
+      if (entry.rank && rank_group_runner()) {
+        rank_group_runner()(entry.rank, group, results, rank_streams);
+      } else {
+        for (CallResult& r : results) {
+          r.launch_error = entry.rank ? "this program was built without NCCL: it cannot run a reduction over "
+                                        "several GPUs"
+                                      : "the registered implementation has no launcher of this kind";
+        }
+      }
+      reply.results.insert(reply.results.end(), results.begin(), results.end());
+      i = end - 1;
+      continue;
+    }
     CallResult result;
     cudaStream_t stream = streams[c.stream == 1 ? 1 : 0];
     if (c.kind == CallKind::block_pass && entry.block_pass) {
@@ -45,12 +79,22 @@ Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) result.launch_error = error_text(err);
     reply.results.push_back(result);
   }
-  for (cudaStream_t s : streams) {
+  auto wait = [&](cudaStream_t s) {
     const cudaError_t err = cudaStreamSynchronize(s);
     if (err != cudaSuccess && reply.sync_error.empty()) {
       reply.sync_error = error_text(err);
       reply.context_lost = is_sticky(err);
     }
+  };
+  for (cudaStream_t s : streams) wait(s);
+  if (!rank_streams.empty()) {
+    int current = 0;
+    cudaGetDevice(&current);
+    for (const auto& [device, s] : rank_streams) {
+      cudaSetDevice(device);
+      wait(s);
+    }
+    cudaSetDevice(current);
   }
   if (!reply.context_lost) cudaGetLastError();
   return reply;

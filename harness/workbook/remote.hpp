@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -53,13 +54,15 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::hello, "hello"},
                                   {Op::run, "run"},
                                   {Op::quit, "quit"}})
 
-//! What a call runs: the chapter's block pass, its full reduction, its tuned launcher, or its
-//! generic reduction.
-enum class CallKind { block_pass, reduce, tuned, generic };
+//! What a call runs: the chapter's block pass, its full reduction, its tuned launcher, its
+//! generic reduction, or one rank's part of a reduction over several GPUs (consecutive rank calls
+//! are one collective: one rank each, every rank of the communicator, in rank order).
+enum class CallKind { block_pass, reduce, tuned, generic, rank };
 NLOHMANN_JSON_SERIALIZE_ENUM(CallKind, {{CallKind::block_pass, "block_pass"},
                                         {CallKind::reduce, "reduce"},
                                         {CallKind::tuned, "tuned"},
-                                        {CallKind::generic, "generic"}})
+                                        {CallKind::generic, "generic"},
+                                        {CallKind::rank, "rank"}})
 
 //! A place in a shared buffer: the judge's allocation id and a byte offset into it.
 struct Place {
@@ -78,16 +81,18 @@ struct Call {
   Element element = Element::f32;    // generic
   Operator op = Operator::sum;       // generic
   Place in2;                         // generic: dot's second input
+  int device = 0;                    // rank: the GPU its buffers are on, and its rank's
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, kind, in, out, workspace, n, capacity, stream, blocks,
-                                                threads, element, op, in2)
+                                                threads, element, op, in2, device)
 
 //! A buffer to map: its id and size; its memory comes with the message as a descriptor.
 struct Mapping {
   std::uint64_t buffer = 0;
   std::uint64_t bytes = 0;
+  int device = 0;  // the GPU it lives on
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mapping, buffer, bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mapping, buffer, bytes, device)
 
 struct Request {
   Op op = Op::hello;
@@ -112,8 +117,10 @@ struct Registration {
   ChapterKind kind = ChapterKind::block_pass;
   bool tuned = false;
   bool generic = false;
+  bool rank = false;  // a reduction over several GPUs (WORKBOOK_RANK_REDUCE)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned, generic)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned, generic,
+                                                rank)
 
 struct Reply {
   std::string error;  // the request could not be done (a mapping failed, no device)
@@ -140,7 +147,17 @@ struct LocalCall {
   Element element = Element::f32;  // generic: in, in2 and out hold this problem's types, not floats
   Operator op = Operator::sum;
   const void* in2 = nullptr;
+  int device = 0;  // rank: its GPU
 };
+
+//! Runs one collective's rank calls (a run of consecutive CallKind::rank calls) with `fn`: each
+//! rank on its device and a stream of that device, in one NCCL group, filling `results` (one per
+//! call) and naming in `streams` every (device, stream) it enqueued on, for run_locally to wait
+//! for. workbook/ranks.cpp registers it, in the programs NCCL is linked into.
+using RankGroupRunner = void (*)(RankReduceFn fn, const std::vector<LocalCall>& calls,
+                                 std::vector<CallResult>& results, std::vector<std::pair<int, cudaStream_t>>& streams);
+//! Registers the runner of rank calls; returns true so it can initialize a namespace-scope constant.
+bool set_rank_group_runner(RankGroupRunner runner);
 
 //! What the entries linked into this process registered as.
 Registration registration_of(const std::vector<Entry>& entries);

@@ -46,6 +46,7 @@ std::vector<std::string> helper_command(const Policy& policy, int report_fd,
   if (policy.cpu_seconds > 0) argv.insert(argv.end(), {"--cpu-seconds", fmt::format("{:.0f}", policy.cpu_seconds)});
   if (policy.file_bytes > 0) argv.insert(argv.end(), {"--file-bytes", std::to_string(policy.file_bytes)});
   if (policy.debugger) argv.push_back("--debugger");
+  if (policy.loopback) argv.push_back("--loopback");
   argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;

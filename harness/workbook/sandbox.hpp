@@ -6,7 +6,9 @@
 // - process namespace (a new PID namespace): the program and everything it starts end with the
 //   sandbox, and it cannot see or signal anything outside; where namespaces are not allowed, the
 //   sandbox's first process is a subreaper that kills every descendant when the program ends;
-// - no network (a new network namespace with no interface up; and TCP refused by Landlock);
+// - no network (a new network namespace with no interface up; and TCP refused by Landlock); or,
+//   for a program that talks to itself over TCP (NCCL's bootstrap, the chapter over several GPUs),
+//   a loopback network of its own: the namespace's lo up, TCP allowed, no other interface;
 // - a file system it can read in the system's folders only and write in its scratch folder only
 //   (Landlock), with a /proc of its own;
 // - a system-call filter (seccomp, through libseccomp): no ptrace, no reading other processes'
@@ -38,6 +40,7 @@ enum class Layer {
   read_only,          // Landlock: writes only in the scratch folder
   limited_reads,      // Landlock: reads only in the system's folders and the program's own
   no_tcp,             // Landlock ABI 4: TCP bind and connect refused
+  loopback_only,      // --loopback: a network namespace whose only interface, lo, is up (TCP allowed)
   no_outside_signals, // Landlock ABI 6: no signal to a process outside the sandbox
   syscall_filter,     // seccomp
   limits,             // rlimits on file size, CPU time and processes
@@ -51,6 +54,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Layer, {{Layer::process_namespace, "process namespa
                                      {Layer::read_only, "read-only file system"},
                                      {Layer::limited_reads, "reads limited to system folders"},
                                      {Layer::no_tcp, "no TCP"},
+                                     {Layer::loopback_only, "loopback network only"},
                                      {Layer::no_outside_signals, "no signals outside"},
                                      {Layer::syscall_filter, "system-call filter"},
                                      {Layer::limits, "resource limits"}})
@@ -82,6 +86,7 @@ struct Policy {
   double cpu_seconds = 0;               //!< RLIMIT_CPU; 0: none
   std::uint64_t file_bytes = 0;         //!< RLIMIT_FSIZE; 0: none
   bool debugger = false;                //!< allow ptrace inside (cuda-gdb)
+  bool loopback = false;                //!< a loopback network of its own (NCCL), in a network namespace only
   //! The helper program; "" runs the program unsandboxed (the report then says so).
   std::string helper;
 };

@@ -146,15 +146,26 @@ bool SharedMemory::create(std::string* why) {
     return false;
   }
   std::unique_ptr<SharedMemory> memory(new SharedMemory);
-  memory->device_ = device;
   const CUmemAllocationProp prop = properties(device);
-  if (const CUresult r = d.granularity(&memory->granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-      r != CUDA_SUCCESS || memory->granularity_ == 0) {
+  std::size_t granularity = 0;
+  if (const CUresult r = d.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+      r != CUDA_SUCCESS || granularity == 0) {
     *why = "cuMemGetAllocationGranularity: " + text(r);
     return false;
   }
+  memory->granularity_[device] = granularity;
   the_memory() = std::move(memory);
   return true;
+}
+
+std::size_t SharedMemory::granularity(int device) {
+  if (const auto it = granularity_.find(device); it != granularity_.end()) return it->second;
+  const CUmemAllocationProp prop = properties(device);
+  std::size_t g = 0;
+  if (const CUresult r = driver().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM); r != CUDA_SUCCESS || !g) {
+    throw CudaError(cudaErrorUnknown, fmt::format("cuMemGetAllocationGranularity on GPU {}: {}", device, text(r)));
+  }
+  return granularity_[device] = g;
 }
 
 const SharedMemory::Allocation* SharedMemory::find(const void* p) const {
@@ -180,10 +191,12 @@ void* SharedMemory::allocate(std::size_t bytes) {
   }
   const Driver& d = driver();
   Allocation a;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&a.device));
   a.id = memory->next_id_++;
   a.bytes = bytes;
-  a.mapped = (bytes + memory->granularity_ - 1) / memory->granularity_ * memory->granularity_;
-  const CUmemAllocationProp prop = properties(memory->device_);
+  const std::size_t granularity = memory->granularity(a.device);
+  a.mapped = (bytes + granularity - 1) / granularity * granularity;
+  const CUmemAllocationProp prop = properties(a.device);
   CUmemGenericAllocationHandle handle = 0;
   if (const CUresult r = d.create(&handle, a.mapped, &prop, 0); r != CUDA_SUCCESS) {
     throw CudaError(r == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorUnknown,
@@ -191,7 +204,7 @@ void* SharedMemory::allocate(std::size_t bytes) {
   }
   a.handle = handle;
   try {
-    a.base = map_handle(handle, a.mapped, memory->device_);
+    a.base = map_handle(handle, a.mapped, a.device);
   } catch (...) {
     d.release(handle);
     throw;
@@ -211,11 +224,15 @@ void SharedMemory::release(void* p) {
   const Allocation a = it->second;
   memory->allocations_.erase(it);
   if (memory->release_hook_) memory->release_hook_(a.id);
-  cudaDeviceSynchronize();  // every stream of this process may still be using it
+  int current = 0;
+  cudaGetDevice(&current);
+  if (current != a.device) cudaSetDevice(a.device);
+  cudaDeviceSynchronize();  // every stream of this process on its device may still be using it
+  if (current != a.device) cudaSetDevice(current);
   unmap_handle(a.base, a.mapped, a.handle);
 }
 
-char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, std::string* why) {
+char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, int device, std::string* why) {
   if (const auto it = mapped_.find(id); it != mapped_.end()) {
     close(descriptor);
     return it->second.base;
@@ -234,11 +251,9 @@ char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, 
     *why = fmt::format("importing buffer {}: {}", id, text(r));
     return nullptr;
   }
-  int device = 0;
-  cudaGetDevice(&device);
   try {
     char* base = map_handle(handle, mapped, device);
-    mapped_[id] = {base, mapped, handle};
+    mapped_[id] = {base, mapped, handle, device};
     return base;
   } catch (const std::exception& e) {
     d.release(handle);
@@ -250,9 +265,18 @@ char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, 
 void ImportedMemory::unmap(std::uint64_t id) {
   const auto it = mapped_.find(id);
   if (it == mapped_.end()) return;
+  int current = 0;
+  cudaGetDevice(&current);
+  if (current != it->second.device) cudaSetDevice(it->second.device);
   cudaDeviceSynchronize();
+  if (current != it->second.device) cudaSetDevice(current);
   unmap_handle(it->second.base, it->second.bytes, it->second.handle);
   mapped_.erase(it);
+}
+
+int ImportedMemory::device(std::uint64_t id) const {
+  const auto it = mapped_.find(id);
+  return it == mapped_.end() ? 0 : it->second.device;
 }
 
 char* ImportedMemory::pointer(std::uint64_t id) const {

@@ -28,12 +28,14 @@ class SharedMemory {
     std::size_t bytes = 0;       // as asked for
     std::size_t mapped = 0;      // rounded up to the allocation granularity
     unsigned long long handle = 0;  // CUmemGenericAllocationHandle
+    int device = 0;              // the GPU it lives on (the current device when it was allocated)
   };
 
   //! This process's shared memory, or null when none was set up (the chapter's code is linked in).
   static SharedMemory* get();
-  //! Sets it up on the current device; false, saying why, where the device or driver cannot
-  //! share memory between processes (no POSIX file descriptor handles: WSL is one such system).
+  //! Sets it up (checked on the current device; each allocation is made on the device current
+  //! at the time); false, saying why, where the device or driver cannot share memory between
+  //! processes (no POSIX file descriptor handles: WSL is one such system).
   static bool create(std::string* why);
 
   //! The allocation `p` points into, or null.
@@ -49,8 +51,9 @@ class SharedMemory {
 
  private:
   SharedMemory() = default;
-  int device_ = 0;
-  std::size_t granularity_ = 0;
+  //! The allocation granularity of `device`, looked up once.
+  std::size_t granularity(int device);
+  std::map<int, std::size_t> granularity_;
   std::uint64_t next_id_ = 1;
   std::map<const char*, Allocation, std::greater<>> allocations_;  // by base, highest first
   std::function<void(std::uint64_t)> release_hook_;
@@ -79,9 +82,11 @@ class SharedBuffer {
 //! The runner's side: the judge's buffers it was asked to map.
 class ImportedMemory {
  public:
-  //! Maps `mapped` bytes of the allocation behind `descriptor` (which it closes); null, saying
-  //! why, on failure.
-  char* map(std::uint64_t id, int descriptor, std::size_t mapped, std::string* why);
+  //! Maps `mapped` bytes of the allocation behind `descriptor` (which it closes), on `device`;
+  //! null, saying why, on failure.
+  char* map(std::uint64_t id, int descriptor, std::size_t mapped, int device, std::string* why);
+  //! The device of mapping `id` (0 if none).
+  int device(std::uint64_t id) const;
   void unmap(std::uint64_t id);
   //! The mapping of `id`, or null.
   char* pointer(std::uint64_t id) const;
@@ -91,6 +96,7 @@ class ImportedMemory {
     char* base = nullptr;
     std::size_t bytes = 0;
     unsigned long long handle = 0;
+    int device = 0;
   };
   std::map<std::uint64_t, Mapping> mapped_;
 };
