@@ -1,5 +1,7 @@
 #include "compile.hpp"
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -123,6 +125,14 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       if (!old_object.empty()) remove_quietly(old_object);
       const fs::path staged = slot_dir / spec->slug / "kernel.cu";
       fs::create_directories(staged.parent_path(), ec);
+      if (!WORKBOOK_HAVE_NCCL && std::count(spec->requires_features.begin(), spec->requires_features.end(), "nccl")) {
+        // The grading build has no target for it: the chapter over several GPUs needs NCCL.
+        r.status = Status::skipped_for("NCCL");
+        r.detail = "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
+                   "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";
+        w.results->push_back(std::move(r));
+        continue;
+      }
       bool missing = false;
       const std::string refused = stage(fs::path(w.chapters_dir) / spec->slug / "kernel.cu", staged, &missing);
       if (missing || !refused.empty()) {

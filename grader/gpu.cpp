@@ -38,6 +38,11 @@ std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
     gpus.push_back(g);
   }
   if (gpus.empty()) *why = "none of the GPUs asked for (--gpus) is visible";
+  for (Gpu& g : gpus) {
+    for (const Gpu& other : gpus) {
+      if (other.index != g.index) g.peers.push_back(other.visible);
+    }
+  }
   return gpus;
 }
 

@@ -17,6 +17,9 @@ struct Gpu {
   //! own, or lower with WORKBOOK_COMPUTE_CAPABILITY=80 (the maintainers' check of that path on
   //! a newer GPU). The build is always for its real architecture.
   int requirement_cc = 0;
+  //! The other GPUs the grader tests on (CUDA_VISIBLE_DEVICES entries): a chapter over several
+  //! GPUs puts its other ranks there.
+  std::vector<std::string> peers;
 };
 
 //! The GPUs to test on, as the grader's runtime sees them (`wanted`: indices,

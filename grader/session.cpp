@@ -232,6 +232,11 @@ Toolchain Session::tools_for(const workbook::ChapterSpec& spec, const std::strin
                          "-DWORKBOOK_CHAPTER=\"" + spec.slug + "\""};
   for (const std::string& flag : split(WORKBOOK_LEARNER_CUDA_FLAGS, ' ')) tools.compile_flags.push_back(flag);
   tools.compile_flags.insert(tools.compile_flags.end(), arch_flags_.begin(), arch_flags_.end());
+  // The chapter over several GPUs includes nccl.h, from where the build found NCCL (as the build's
+  // imported target gives it: a system include folder).
+  if (spec.ranks && *WORKBOOK_NCCL_INCLUDE_DIR) {
+    tools.compile_flags.insert(tools.compile_flags.end(), {"-isystem", WORKBOOK_NCCL_INCLUDE_DIR});
+  }
   return tools;
 }
 

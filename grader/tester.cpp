@@ -202,14 +202,29 @@ struct Entry {
 }  // namespace
 
 // A feature the chapter needs that this GPU lacks ("" if none). Cooperative launch is
-// left to the test process, which asks the device; every current GPU has it.
+// left to the test process, which asks the device; every current GPU has it. A chapter over
+// several GPUs has this GPU and every other one the grader tests on.
 std::string GpuTester::unmet(const workbook::ChapterSpec& spec) const {
-  return workbook::unmet_requirement(spec, gpu_.requirement_cc, true);
+  workbook::Capabilities have;
+  have.compute_capability = gpu_.requirement_cc;
+  have.gpus = 1 + static_cast<int>(gpu_.peers.size());
+  have.nccl = WORKBOOK_HAVE_NCCL != 0;
+  return workbook::unmet_requirement(spec, have);
 }
 
-std::map<std::string, std::string> GpuTester::env() const {
+// The test processes' environment: the seed, and the GPUs they see: this one alone, or for a
+// chapter over several GPUs this one first (its rank 0, where its timed test runs) and then the
+// others. Those ranks' tests are correctness tests on small shards, outside the other GPUs'
+// timing gates.
+std::map<std::string, std::string> GpuTester::env(const workbook::ChapterSpec& spec) const {
   std::map<std::string, std::string> e = {{"WORKBOOK_SEED", std::to_string(session_.options().seed)}};
-  if (!gpu_.visible.empty()) e["CUDA_VISIBLE_DEVICES"] = gpu_.visible;
+  if (!gpu_.visible.empty()) {
+    std::string visible = gpu_.visible;
+    if (workbook::gpus_needed(spec) > 1) {
+      for (const std::string& peer : gpu_.peers) visible += "," + peer;
+    }
+    e["CUDA_VISIBLE_DEVICES"] = visible;
+  }
   return e;
 }
 
@@ -235,7 +250,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
     Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
     const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
                                               gtest_filter(session_.alone_tests(spec->slug))),
-                                log, session_.limit(*spec), env(), kSilenceLimit);
+                                log, session_.limit(*spec), env(*spec), kSilenceLimit);
     if (t.process.interrupted) return false;
     std::pair<std::optional<double>, std::optional<double>> m;
     for (const TestRecord& rec : t.tests) {
@@ -256,9 +271,14 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
                              const std::string& slot_dir, ChapterResult& r) {
   if (const std::string feature = unmet(*r.spec); !feature.empty()) {
     r.status = Status::skipped_for(feature);
-    r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); GPU {} is sm_{}: not graded "
-                           "here, and its points do not count",
-                           feature, gpu_.index, gpu_.requirement_cc);
+    const std::string here =
+        feature == "NCCL" ? "this build has no NCCL (pip install nvidia-nccl-cu13, then grade again)"
+        : feature.find("GPUs") != std::string::npos
+            ? fmt::format("the grader tests on {} GPU{}", 1 + gpu_.peers.size(), gpu_.peers.empty() ? "" : "s")
+            : fmt::format("GPU {} is sm_{}", gpu_.index, gpu_.requirement_cc);
+    r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its "
+                           "points do not count",
+                           feature, here);
     return;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -290,7 +310,7 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
     const auto asked = Timeline::Clock::now();
     Turn turn(gate_, alone);
     Entry entry(session_.timeline(), submission, spec.slug, alone ? "alone" : "tests", gpu_.index, asked);
-    t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(), kSilenceLimit);
+    t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(spec), kSilenceLimit);
   }
   tally(t, r);
   ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug),
@@ -361,7 +381,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     return go ? take(Holds::shared, so_far.sanitized.back().tool) : Grant::refuse;
   };
   const double limit = session_.limit(spec) * (1 + workbook::channel::kSanitizerTimeFactor * double(tools));
-  const TestRun t = run_tests(argv, log, limit, env(), kSilenceLimit, on_event);
+  const TestRun t = run_tests(argv, log, limit, env(spec), kSilenceLimit, on_event);
   leave();
   tally(t, r);
   if (!ran_to_the_end(t, expected(), session_.limit(spec), log, r) || !r.correct() || !tools) return;
@@ -397,7 +417,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
       t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
                                   workbook::channel::sanitizer_wrapper(sanitizer, tool)),
-                    log, workbook::channel::kSanitizerTimeFactor * session_.limit(spec), env(),
+                    log, workbook::channel::kSanitizerTimeFactor * session_.limit(spec), env(spec),
                     workbook::channel::kSanitizerTimeFactor * kSilenceLimit);
     }
     if (t.process.interrupted) return interrupt(r);

@@ -51,7 +51,7 @@ class GpuTester {
   std::vector<std::string> judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
                                          const std::string& runner, const std::string& filter,
                                          const std::vector<std::string>& wrap = {}) const;
-  std::map<std::string, std::string> env() const;
+  std::map<std::string, std::string> env(const workbook::ChapterSpec& spec) const;
   std::string unmet(const workbook::ChapterSpec& spec) const;
 
   Session& session_;

@@ -29,6 +29,13 @@ cudaStream_t stream();
 const std::string& subject_name();
 //! A full reduction (chapters 08 on), as the manifest says.
 bool is_full();
+//! The first of the chapter's `requires` this machine lacks, as a reader says it ("sm_90",
+//! "2 GPUs", "NCCL"); "" when it has them all.
+std::string unmet_here();
+//! Why a test skips for want of `unmet` (unmet_here()), in a sentence.
+std::string skip_reason(const std::string& unmet);
+//! The GPUs this process sees: a chapter over several GPUs puts one rank on each.
+int visible_gpus();
 
 //! Runs calls on the subject (subject().run) and remembers whether the subject broke: a lost CUDA
 //! context, a runner that died or a call that never finished ends the test process after the
@@ -42,5 +49,6 @@ using names::kContextLostExit;
 using names::kNoDeviceExit;
 using names::kGrantFdVariable;
 using names::kResultFdVariable;
+using names::kRehearsalVariable;
 
 }  // namespace workbook::test

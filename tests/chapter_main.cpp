@@ -254,16 +254,19 @@ std::string check_registration(const remote::Registration& r, const std::string&
                        r.subject, chapter, g_subject);
   }
   const bool full = is_full();
-  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned || r.generic != g_spec->generic) {
+  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned || r.generic != g_spec->generic ||
+      r.rank != g_spec->ranks) {
     const char* want = !full            ? "WORKBOOK_BLOCK_PASS"
                        : g_spec->tuned   ? "WORKBOOK_TUNED_REDUCE"
                        : g_spec->generic ? "WORKBOOK_GENERIC_REDUCE"
+                       : g_spec->ranks   ? "WORKBOOK_RANK_REDUCE"
                                          : "WORKBOOK_FULL_REDUCE";
     return fmt::format("chapter {} registers with {} (grader/manifest.json); this kernel.cu registered a {}", chapter,
                        want,
                        r.kind == ChapterKind::block_pass ? "block pass"
                        : r.tuned                         ? "tuned full reduction"
                        : r.generic                       ? "generic reduction"
+                       : r.rank                          ? "reduction over several GPUs"
                                                          : "full reduction");
   }
   return "";
@@ -278,6 +281,40 @@ cudaStream_t stream() { return g_stream; }
 const std::string& subject_name() { return g_subject; }
 bool is_full() { return g_spec->kind == "full"; }
 
+int visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  return count;
+}
+
+std::string unmet_here() {
+  const DeviceInfo& d = device_info();
+  Capabilities have;
+  have.compute_capability = d.compute_major * 10 + d.compute_minor;
+  have.cooperative_launch = d.cooperative_launch;
+  have.gpus = visible_gpus();
+  const char* rehearsal = std::getenv(kRehearsalVariable);
+  if (rehearsal && std::string(rehearsal) == "1" && have.gpus >= 1) have.gpus = std::max(have.gpus, gpus_needed(*g_spec));
+#if WORKBOOK_HAVE_NCCL
+  have.nccl = true;
+#endif
+  return unmet_requirement(*g_spec, have);
+}
+
+std::string skip_reason(const std::string& unmet) {
+  const DeviceInfo& d = device_info();
+  if (unmet == "cooperative_launch") {
+    return "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+  }
+  if (unmet == "NCCL") return "needs NCCL: this build has none (pip install nvidia-nccl-cu13, then configure again)";
+  if (unmet.find("GPUs") != std::string::npos) {
+    return fmt::format("needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to try "
+                       "its code: not a grade)",
+                       unmet, visible_gpus(), kRehearsalVariable);
+  }
+  return fmt::format("needs {}; this device is sm_{}{}", unmet, d.compute_major, d.compute_minor);
+}
+
 Outcome run_calls(const std::vector<Call>& calls) {
   Outcome o = subject().run(calls);
   if (o.fatal && g_broken.empty()) {
@@ -291,6 +328,7 @@ void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measur
 
 void register_reproducible_tests();  // reproducible_test.cpp
 void register_operator_tests();      // operators_chapter_test.cpp
+void register_ranks_tests();         // ranks_chapter_test.cpp
 
 }  // namespace workbook::test
 
@@ -305,7 +343,7 @@ int main(int argc, char** argv) {
   // No process of the same user may read this one's memory (the seed, the expected sums).
   prctl(PR_SET_DUMPABLE, 0);
   ::testing::InitGoogleTest(&argc, argv);
-  const std::optional<Arguments> args = parse(argc, argv);
+  std::optional<Arguments> args = parse(argc, argv);
   if (!args) return 2;
   const std::vector<Entry> linked = all_entries();
   std::string chapter = args->chapter;
@@ -326,6 +364,15 @@ int main(int argc, char** argv) {
   // grid (Reproducible, Accuracy): registered before any listing, so the grader's list has them.
   if (g_spec->tuned) register_reproducible_tests();
   if (g_spec->generic) register_operator_tests();
+  if (g_spec->ranks) {
+    register_ranks_tests();
+    // Its runner talks to itself over TCP (NCCL's bootstrap), on a loopback network of its own,
+    // and loads NCCL from where the build found it.
+    args->runner.loopback = true;
+#ifdef WORKBOOK_NCCL_LIB_DIR
+    args->runner.readable.push_back(WORKBOOK_NCCL_LIB_DIR);
+#endif
+  }
   if (const std::string bad = unknown_groups(); !bad.empty()) {
     fmt::print(stderr, "test suites outside the named groups (workbook/names.hpp):{}\n", bad);
     return 2;

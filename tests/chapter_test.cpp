@@ -122,13 +122,7 @@ const std::vector<std::size_t> kSizes = {1,    2,    31,   32,   33,   255,  256
 class ChapterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const DeviceInfo& d = device_info();
-    const std::string unmet = unmet_requirement(spec(), d.compute_major * 10 + d.compute_minor, d.cooperative_launch);
-    if (unmet == "cooperative_launch") {
-      GTEST_SKIP() << "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
-    } else if (!unmet.empty()) {
-      GTEST_SKIP() << "needs " << unmet << "; this device is sm_" << d.compute_major << d.compute_minor;
-    }
+    if (const std::string unmet = unmet_here(); !unmet.empty()) GTEST_SKIP() << skip_reason(unmet);
   }
 };
 

@@ -181,6 +181,7 @@ TEST(Status, OneTableClassifiesEveryStatus) {
       {Status::missing, O::failed},          {Status::from_word("a status no one knows"), O::failed},
       {Status::crashed, O::error},           {Status::timed_out, O::error},
       {Status::incomplete, O::error},        {Status::skipped_for("sm_90"), O::skipped},
+      {Status::skipped_for("2 GPUs"), O::skipped}, {Status::skipped_for("NCCL"), O::skipped},
       {Status::no_gpu, O::untested},         {Status::interrupted, O::unknown},
       {Status::not_graded, O::unknown},      {Status(), O::unknown}};
   for (const auto& [status, outcome] : cases) {
@@ -194,6 +195,8 @@ TEST(Status, OneTableClassifiesEveryStatus) {
   }
   EXPECT_EQ(Status::skipped_for("sm_90").word(), "skipped: needs sm_90");
   EXPECT_EQ(Status::from_word("skipped: needs sm_90").feature(), "sm_90");
+  EXPECT_EQ(Status::skipped_for("2 GPUs").word(), "skipped: needs 2 GPUs");
+  EXPECT_EQ(Status::from_word("skipped: needs NCCL").feature(), "NCCL");
   EXPECT_EQ(Status::from_word("a status no one knows").word(), "a status no one knows");
   EXPECT_EQ(fmt::format("[{:<8}]", Status(Status::failed)), "[failed  ]");
   EXPECT_TRUE(nlohmann::json(3).get<Status>().is_pending()) << "a value that is not a word";

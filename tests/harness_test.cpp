@@ -234,16 +234,33 @@ TEST(Manifest, RefusesAGenericBlockPass) {
 // `requires`: a chapter needing sm_90 is skipped on an sm_80 GPU and runs on sm_90 and later;
 // a feature the loader does not know is refused, so a typo cannot silently skip nothing.
 TEST(Manifest, RequirementsSkipOnlyWhereTheGpuLacksThem) {
+  const auto gpu = [](int cc, bool cooperative = true, int gpus = 1, bool nccl = false) {
+    Capabilities have;
+    have.compute_capability = cc;
+    have.cooperative_launch = cooperative;
+    have.gpus = gpus;
+    have.nccl = nccl;
+    return have;
+  };
   ChapterSpec hopper;
   hopper.requires_features = {"sm_90"};
-  EXPECT_EQ(unmet_requirement(hopper, 80, true), "sm_90");
-  EXPECT_EQ(unmet_requirement(hopper, 89, true), "sm_90");
-  EXPECT_EQ(unmet_requirement(hopper, 90, true), "");
-  EXPECT_EQ(unmet_requirement(hopper, 100, true), "");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(80)), "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(89)), "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(90)), "");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(100)), "");
   ChapterSpec cooperative;
   cooperative.requires_features = {"cooperative_launch"};
-  EXPECT_EQ(unmet_requirement(cooperative, 90, false), "cooperative_launch");
-  EXPECT_EQ(unmet_requirement(cooperative, 90, true), "");
+  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, false)), "cooperative_launch");
+  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, true)), "");
+  // The chapter over several GPUs: NCCL in the build and two GPUs, said as a reader says them.
+  ChapterSpec ranks;
+  ranks.requires_features = {"nccl", "gpus_2"};
+  EXPECT_EQ(gpus_needed(ranks), 2);
+  EXPECT_EQ(gpus_needed(hopper), 1);
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 8, false)), "NCCL");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 1, true)), "2 GPUs");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 2, true)), "");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(80, true, 4, true)), "");
 
   const std::string path = testing::TempDir() + "manifest_unknown_feature.json";
   std::ofstream(path) << R"({"chapters": [{"slug": "13_x", "version": "13", "title": "t", "kind": "full",

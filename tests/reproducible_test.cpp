@@ -212,9 +212,7 @@ class TunedTest : public ::testing::Test {
  public:
   explicit TunedTest(std::function<void()> body) : body_(std::move(body)) {}
   void SetUp() override {
-    const DeviceInfo& d = device_info();
-    const std::string unmet = unmet_requirement(spec(), d.compute_major * 10 + d.compute_minor, d.cooperative_launch);
-    if (!unmet.empty()) GTEST_SKIP() << "needs " << unmet << "; this device is sm_" << d.compute_major << d.compute_minor;
+    if (const std::string unmet = unmet_here(); !unmet.empty()) GTEST_SKIP() << skip_reason(unmet);
   }
   void TestBody() override { body_(); }
 

@@ -20,6 +20,12 @@ endif()
 # The directories whose headers a chapter may include, joined by '|' (a list would split).
 set(static_checks_roots ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES}
     ${CMAKE_CUDA_IMPLICIT_INCLUDE_DIRECTORIES} ${CUDAToolkit_INCLUDE_DIRS})
+# NCCL's headers, where the build found them: the chapter over several GPUs includes nccl.h.
+set(static_checks_nccl "")
+if(WORKBOOK_HAVE_NCCL)
+  get_target_property(static_checks_nccl workbook_nccl_library INTERFACE_INCLUDE_DIRECTORIES)
+  list(APPEND static_checks_roots ${static_checks_nccl})
+endif()
 list(REMOVE_DUPLICATES static_checks_roots)
 list(JOIN static_checks_roots "|" static_checks_roots)
 
@@ -38,7 +44,8 @@ target_compile_definitions(static_checks_test PRIVATE
   WORKBOOK_NM="${CMAKE_NM}"
   WORKBOOK_OBJDUMP="${CMAKE_OBJDUMP}"
   WORKBOOK_CUOBJDUMP="${static_checks_cuobjdump}"
-  WORKBOOK_INCLUDE_ROOTS="${static_checks_roots}")
+  WORKBOOK_INCLUDE_ROOTS="${static_checks_roots}"
+  WORKBOOK_NCCL_INCLUDE_DIR="${static_checks_nccl}")
 add_test(NAME grader.static_checks COMMAND static_checks_test)
 # About 40 nvcc runs, two at a time on two cores.
 set_tests_properties(grader.static_checks PROPERTIES TIMEOUT 900)

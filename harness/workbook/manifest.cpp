@@ -71,11 +71,27 @@ int required_compute_capability(const std::string& feature) {
 
 }  // namespace
 
-std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, bool cooperative_launch) {
+// "gpus_2" -> 2; 0 for anything else.
+int required_gpus(const std::string& feature) {
+  if (feature.size() < 6 || feature.compare(0, 5, "gpus_") != 0) return 0;
+  if (!std::all_of(feature.begin() + 5, feature.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return std::stoi(feature.substr(5));
+}
+
+int gpus_needed(const ChapterSpec& spec) {
+  int most = 1;
+  for (const std::string& feature : spec.requires_features) most = std::max(most, required_gpus(feature));
+  return most;
+}
+
+std::string unmet_requirement(const ChapterSpec& spec, const Capabilities& have) {
   for (const std::string& feature : spec.requires_features) {
-    if (feature == "cooperative_launch" && !cooperative_launch) return feature;
+    if (feature == "cooperative_launch" && !have.cooperative_launch) return feature;
+    if (feature == "nccl" && !have.nccl) return "NCCL";
     const int cc = required_compute_capability(feature);
-    if (cc > 0 && compute_capability < cc) return feature;
+    if (cc > 0 && have.compute_capability < cc) return feature;
+    const int gpus = required_gpus(feature);
+    if (gpus > 0 && have.gpus < gpus) return fmt::format("{} GPUs", gpus);
   }
   return "";
 }
@@ -121,11 +137,14 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       spec.deterministic = c.value("deterministic", true);
       spec.tuned = c.value("tuned", false);
       spec.generic = c.value("generic", false);
+      spec.ranks = c.value("ranks", false);
       spec.requires_features = c.value("requires", std::vector<std::string>{});
       for (const std::string& feature : spec.requires_features) {
-        if (feature != "cooperative_launch" && required_compute_capability(feature) == 0) {
+        if (feature != "cooperative_launch" && feature != "nccl" && required_compute_capability(feature) == 0 &&
+            required_gpus(feature) < 2) {
           throw std::runtime_error(fmt::format(
-              "chapter {}: requires '{}', which is neither cooperative_launch nor sm_NN", spec.slug, feature));
+              "chapter {}: requires '{}', which is none of cooperative_launch, sm_NN, gpus_N (N >= 2) and nccl",
+              spec.slug, feature));
         }
       }
       spec.given = c.value("given", std::vector<std::string>{});
@@ -144,6 +163,14 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       }
       if (spec.generic && (spec.kind != "full" || spec.tuned)) {
         throw std::runtime_error(fmt::format("chapter {}: a generic chapter is a full chapter, not tuned", spec.slug));
+      }
+      if (spec.ranks && (spec.kind != "full" || spec.tuned || spec.generic || gpus_needed(spec) < 2 ||
+                         std::find(spec.requires_features.begin(), spec.requires_features.end(), "nccl") ==
+                             spec.requires_features.end())) {
+        throw std::runtime_error(fmt::format(
+            "chapter {}: a chapter over several GPUs is a full chapter, neither tuned nor generic, and requires "
+            "gpus_N (N >= 2) and nccl",
+            spec.slug));
       }
       for (const auto& [group, hint] : spec.hints) {
         if (!names::is_group(group)) {

@@ -28,9 +28,14 @@ struct ChapterSpec {
   //! The generic chapter (WORKBOOK_GENERIC_REDUCE): every element type and operator
   //! (contract.hpp, Problem); it also gets the tests of each (Operators).
   bool generic = false;
-  //! Device features the chapter needs: "cooperative_launch", or "sm_90" (a compute
-  //! capability of at least 9.0). A GPU without one skips the chapter: its tests
-  //! skip, and the grader reports "skipped: needs sm_90", never failed.
+  //! The chapter over several GPUs (WORKBOOK_RANK_REDUCE): one rank's part of a reduction whose
+  //! shards are on several GPUs, combined with NCCL (contract.hpp, RankReduceFn); it also gets
+  //! the tests of several ranks (SeveralGpus). Its `requires` name gpus_N and nccl.
+  bool ranks = false;
+  //! What the chapter needs of the machine: "cooperative_launch"; "sm_90" (a compute capability
+  //! of at least 9.0); "gpus_2" (two GPUs or more, for the chapter over several GPUs); "nccl" (a
+  //! build with NCCL). A machine without one skips the chapter: its tests skip, and the grader
+  //! reports "skipped: needs sm_90" (or "needs 2 GPUs", "needs NCCL"), never failed.
   std::vector<std::string> requires_features;
   //! Harness headers the chapter's kernel.cu may include as given code ("workbook/block_pass.cuh":
   //! chapter 07's block pass, given from chapter 08 on). The grader refuses them to every chapter
@@ -50,8 +55,20 @@ struct Manifest {
   const ChapterSpec* find(const std::string& slug) const;
 };
 
-//! The first of the chapter's `requires` a device lacks ("" when it has them all).
-std::string unmet_requirement(const ChapterSpec& spec, int compute_capability, bool cooperative_launch);
+//! What a machine offers the chapters' `requires`.
+struct Capabilities {
+  int compute_capability = 0;  // 90 for sm_90
+  bool cooperative_launch = true;
+  int gpus = 1;                // the GPUs the chapter's test process may use
+  bool nccl = false;           // this build has NCCL (WORKBOOK_HAVE_NCCL)
+};
+
+//! The GPUs a chapter needs: N for "gpus_N" in its `requires`, else 1.
+int gpus_needed(const ChapterSpec& spec);
+
+//! The first of the chapter's `requires` the machine lacks, as a reader says it ("sm_90",
+//! "cooperative_launch", "2 GPUs", "NCCL"); "" when it has them all.
+std::string unmet_requirement(const ChapterSpec& spec, const Capabilities& have);
 
 //! Reads and validates the manifest; throws std::runtime_error naming the
 //! file and the field on any problem.

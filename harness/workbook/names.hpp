@@ -13,10 +13,10 @@ namespace workbook::names {
 
 //! The test groups, in the order failures are listed: smallest, most telling first.
 //! Accuracy and Reproducible exist only for a chapter with a tuned launcher (chapter 15), Operators
-//! only for the generic chapter.
-inline constexpr std::array<std::string_view, 13> kGroups = {
-    "Empty",     "ExactSums",       "RandomSums", "Accuracy",     "Operators", "MisalignedInput", "HugeInput",
-    "Repeatable", "Reproducible", "Workspace",  "Streams",      "Sanitizer", "Bandwidth"};
+//! only for the generic chapter, SeveralGpus only for the chapter over several GPUs.
+inline constexpr std::array<std::string_view, 14> kGroups = {
+    "Empty",      "ExactSums",    "RandomSums", "Accuracy", "Operators", "SeveralGpus", "MisalignedInput",
+    "HugeInput",  "Repeatable",   "Reproducible", "Workspace", "Streams",  "Sanitizer",   "Bandwidth"};
 
 //! Groups that are correctness tests (everything but the bandwidth measurement).
 constexpr bool is_correctness_group(std::string_view group) { return group != "Bandwidth"; }
@@ -58,6 +58,10 @@ inline constexpr std::array<std::string_view, 3> kSanitizerTools = {"memcheck", 
 //! The environment variable that tells a chapter test process which inherited
 //! descriptor carries its results to the grader (JSON lines).
 inline constexpr const char* kResultFdVariable = "WORKBOOK_RESULT_FD";
+//! Set to 1, it lets a judge run a chapter that needs several GPUs on the GPUs there are, one rank
+//! each (on one GPU: one rank), to try its code there; the grader never sets it, and reports such a
+//! chapter on too few GPUs as skipped.
+inline constexpr const char* kRehearsalVariable = "WORKBOOK_ONE_GPU_REHEARSAL";
 //! The descriptor a judge reads the grader's grant of the GPU alone from (channel.hpp, Event::alone).
 inline constexpr const char* kGrantFdVariable = "WORKBOOK_GRANT_FD";
 
