@@ -119,7 +119,7 @@ def given_blocks(text):
 
 
 include = re.compile(r'^\s*#\s*include\s+"(workbook/[^"]+)"', re.M)
-registration = re.compile(r"^WORKBOOK_(BLOCK_PASS|FULL_REDUCE|TUNED_REDUCE|GENERIC_REDUCE)\(", re.M)
+registration = re.compile(r"^WORKBOOK_(BLOCK_PASS|FULL_REDUCE|TUNED_REDUCE|GENERIC_REDUCE|RANK_REDUCE)\(", re.M)
 for c in chapters:
     files = {tree: src / tree / c["slug"] / "kernel.cu" for tree in ("chapters", "solutions")}
     texts = {tree: path.read_text(encoding="utf-8") for tree, path in files.items() if path.is_file()}
@@ -137,13 +137,13 @@ for c in chapters:
             problems.append(f"chapters/{c['slug']}/kernel.cu includes {header}, which its manifest entry does not "
                             "list as given: the grader would refuse the stub")
     wanted = ("BLOCK_PASS" if c["kind"] == "block_pass" else "TUNED_REDUCE" if c.get("tuned")
-              else "GENERIC_REDUCE" if c.get("generic") else "FULL_REDUCE")
+              else "GENERIC_REDUCE" if c.get("generic") else "RANK_REDUCE" if c.get("ranks") else "FULL_REDUCE")
     for tree, text in texts.items():
         found = registration.findall(text)
         if found != [wanted]:
             problems.append(f"{tree}/{c['slug']}/kernel.cu registers with {['WORKBOOK_' + f for f in found]}; its "
                             f"manifest entry (kind {c['kind']}{', tuned' if c.get('tuned') else ''}"
-                            f"{', generic' if c.get('generic') else ''}) asks for "
+                            f"{', generic' if c.get('generic') else ''}{', ranks' if c.get('ranks') else ''}) asks for "
                             f"WORKBOOK_{wanted}")
 
 # The manifest's shape, against grader/manifest.schema.json (python3-jsonschema; CI installs it).

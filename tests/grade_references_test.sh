@@ -16,10 +16,16 @@ report = json.load(open(sys.argv[1]))
 rc = int(sys.argv[2])
 chapters = report["chapters"]
 if report["graded"]:
+    # A chapter this machine cannot run (chapter 17 on one GPU, 13 and 14 before sm_90) is skipped,
+    # its points not counted; every other chapter gets full marks.
+    skipped = [f'{c["slug"]} ({c["status"]})' for c in chapters if c["status"].startswith("skipped: needs ")]
     bad = [f'{c["slug"]}: {c["status"]}, {c["points"]}/{c["max_points"]}' for c in chapters
-           if c["status"] != "passed" or c["points"] != c["max_points"]]
+           if (c["status"] != "passed" or c["points"] != c["max_points"])
+           and not (c["status"].startswith("skipped: needs ") and c["points"] == 0)]
     ok = not bad and rc == 0
-    print("references as a submission:", "full marks in every chapter" if ok else "; ".join(bad) + f" (exit {rc})")
+    print("references as a submission:", ("full marks in every chapter" + (f", skipped here: {', '.join(skipped)}"
+                                                                          if skipped else "")) if ok
+          else "; ".join(bad) + f" (exit {rc})")
 else:
     bad = [f'{c["slug"]}: {c["status"]}' for c in chapters if c["status"] != "not graded: no GPU"]
     ok = not bad and rc == 3

@@ -67,3 +67,24 @@
       &workbook_float_sum, &(workspace_fn), nullptr, &(generic_fn)});                      \
   }                                                                                        \
   static_assert(true, "")
+
+namespace workbook::ranks {
+//! The communicator of one rank alone on the current device, made on first use and kept
+//! (workbook/ranks.cpp, linked into the programs of the chapter over several GPUs only).
+ncclComm* one_rank_communicator();
+}  // namespace workbook::ranks
+
+//! The last line of the chapter over several GPUs: `WORKBOOK_RANK_REDUCE(reduce_rank, workspace_bytes);`
+//! (contract.hpp, RankReduceFn). Its plain full reduction is one rank alone, on which every full
+//! chapter's tests run with a single GPU.
+#define WORKBOOK_RANK_REDUCE(rank_fn, workspace_fn)                                                   \
+  namespace {                                                                                        \
+  void workbook_one_rank(const float* in, std::size_t n, float* out, void* workspace,                 \
+                         cudaStream_t stream) {                                                      \
+    (rank_fn)(in, n, out, workspace, stream, ::workbook::ranks::one_rank_communicator());             \
+  }                                                                                                  \
+  const bool workbook_registered = ::workbook::register_entry(::workbook::Entry{                     \
+      WORKBOOK_CHAPTER, WORKBOOK_SUBJECT, ::workbook::ChapterKind::full, nullptr, &workbook_one_rank, \
+      &(workspace_fn), nullptr, nullptr, &(rank_fn)});                                               \
+  }                                                                                                  \
+  static_assert(true, "")

@@ -6,6 +6,10 @@
 
 #include <cuda_runtime.h>
 
+// NCCL's communicator (nccl.h: typedef struct ncclComm* ncclComm_t), named here without nccl.h,
+// which only the chapter over several GPUs includes.
+struct ncclComm;
+
 namespace workbook {
 
 //! What every launcher below may and may not do, in every chapter:
@@ -116,6 +120,20 @@ struct Problem {
 };
 using GenericReduceFn = void (*)(const Problem& problem, void* workspace, cudaStream_t stream);
 
+//! Several GPUs (chapter 17): one rank's part of one reduction over every rank's shard.
+//!
+//! The rank's GPU is the current device and holds its shard, `in[0, n)`. Write the sum of every
+//! rank's shard to `*out` (this GPU's memory) on every rank, the same bits on each. `comm` is the
+//! NCCL communicator of all the ranks (an `ncclComm_t`; ncclCommCount and ncclCommUserRank say how
+//! many and which). The harness calls the function once per rank, each with that rank's device
+//! current and its own stream, all inside one ncclGroupStart()/ncclGroupEnd() when one process
+//! drives several GPUs: enqueue the collective, never wait for it inside the call. `workspace`:
+//! workspace_bytes(n) bytes of this GPU's memory, as a full reduction's. `n` may differ between
+//! ranks, and may be 0. With a communicator of one rank this is a full reduction, and the chapter's
+//! plain reduction is exactly that (WORKBOOK_RANK_REDUCE).
+using RankReduceFn = void (*)(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream,
+                              ncclComm* comm);
+
 enum class ChapterKind { block_pass, full };
 
 //! The room the harness gives a block pass's partials for `n` elements.
@@ -141,6 +159,7 @@ struct Entry {
   WorkspaceBytesFn workspace_bytes;
   TunedReduceFn tuned = nullptr;  // a full reduction that takes its grid as a parameter, or null
   GenericReduceFn generic = nullptr;  // the generic chapter's reduction (reduce: its float sum), or null
+  RankReduceFn rank = nullptr;  // one rank's part over several GPUs (reduce: one rank alone), or null
 };
 
 //! Adds an entry to the process-wide registry; returns true so it can
