@@ -8,11 +8,12 @@
 //
 // Each GPU holds 2^L floats (default 30). Per K and L: the median time of a whole reduction (every
 // shard reduced, then ncclAllReduce of one float), against one GPU reducing all K shards' elements
-// in one call; the result checked against the host's sum of the same values, and its bits equal on
+// in one call, and the all-reduce of one float alone; the result checked against the host's sum of the same values, and its bits equal on
 // every rank. Then the vector case as nccl-tests reports it: ncclAllReduce and ncclReduceScatter
 // of 2^10 to 2^28 floats, algbw = bytes / time and busbw = algbw * 2(K-1)/K (all-reduce) or
 // (K-1)/K (reduce-scatter). NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
-// CSV lines: "csv-scalar,ranks,launch,log2,ms,one_gpu_ms,bits,right,same_bits" and
+// Every time is the median of the host's clock over calls that each wait for the GPUs.
+// CSV lines: "csv-scalar,nccl,ranks,launch,log2,ms,one_gpu_ms,allreduce_us,bits,right,same_bits" and
 // "csv-vector,collective,ranks,launch,log2_count,ms,algbw_gbps,busbw_gbps".
 #include <algorithm>
 #include <chrono>
@@ -198,6 +199,16 @@ int main(int argc, char** argv) {
 
   // The whole reduction, and whether every rank got the same bits and the right sum.
   const double ms = median_wall_ms([&] { reduce_all(gpus, n); });
+  // The all-reduce of one float alone, as the whole reduction issues it: its latency.
+  const double allreduce_ms = median_wall_ms([&] {
+    NCCL_CHECK(ncclGroupStart());
+    for (Gpu& g : gpus) NCCL_CHECK(ncclAllReduce(g.vector, g.vector, 1, ncclFloat, ncclSum, g.comm, g.stream));
+    NCCL_CHECK(ncclGroupEnd());
+    for (Gpu& g : gpus) {
+      CHECK(cudaSetDevice(g.device));
+      CHECK(cudaStreamSynchronize(g.stream));
+    }
+  });
   float got = 0;
   CHECK(cudaMemcpy(&got, gpus[0].sum, sizeof got, cudaMemcpyDeviceToHost));
   bool same_bits = true;
@@ -234,7 +245,11 @@ int main(int argc, char** argv) {
       for (int r = 0; r < ranks; ++r) {
         fill<<<1024, 256, 0, g.stream>>>(all + r * n, n, 1536, 1024, -0.5f + 0.125f * r);
       }
-      one_gpu_ms = median_ms([&] { chapter11().reduce(all, total, g.sum, ws, g.stream); }, g.stream);
+      // The same clock as the whole reduction's: the host's, each call waited for.
+      one_gpu_ms = median_wall_ms([&] {
+        chapter11().reduce(all, total, g.sum, ws, g.stream);
+        CHECK(cudaStreamSynchronize(g.stream));
+      });
       CHECK(cudaFree(ws));
       CHECK(cudaFree(all));
     } else {
@@ -243,11 +258,14 @@ int main(int argc, char** argv) {
   }
   if (reporter) {
     std::printf("whole reduction: %.3f ms (%.0f GB/s over all GPUs), one GPU on the same elements %.3f ms: "
-                "%.2fx; sum %.9g (bits 0x%08x), host %.9g, %s, %s on every rank\n",
-                ms, n * ranks * sizeof(float) / ms / 1e6, one_gpu_ms, one_gpu_ms > 0 ? one_gpu_ms / ms : 0.0, got,
-                bits, want, right ? "within the bound" : "WRONG", same_bits ? "same bits" : "DIFFERENT bits");
-    std::printf("csv-scalar,%d,%s,%d,%.4f,%.4f,0x%08x,%d,%d\n", ranks, per_process ? "per_process" : "one_process",
-                log2, ms, one_gpu_ms, bits, right, same_bits);
+                "%.2fx; the all-reduce of one float alone %.1f us; sum %.9g (bits 0x%08x), host %.9g, %s, %s on "
+                "every rank\n",
+                ms, n * ranks * sizeof(float) / ms / 1e6, one_gpu_ms, one_gpu_ms > 0 ? one_gpu_ms / ms : 0.0,
+                1e3 * allreduce_ms, got, bits, want, right ? "within the bound" : "WRONG",
+                same_bits ? "same bits" : "DIFFERENT bits");
+    std::printf("csv-scalar,%d,%s,%d,%d,%.4f,%.4f,%.2f,0x%08x,%d,%d\n", nccl_version, ranks,
+                per_process ? "per_process" : "one_process", log2, ms, one_gpu_ms, 1e3 * allreduce_ms, bits, right,
+                same_bits);
   }
 
   // The vector case: nccl-tests' algbw and busbw.
