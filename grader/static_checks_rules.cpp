@@ -174,19 +174,31 @@ Rules load_rules(const std::string& manifest_path) {
     order.push_back(slug);
     rules.chapters[slug] = std::move(chapter);
   }
-  // A file given to a run of two or more consecutive chapters is the answer of the chapter before
-  // the run (the block pass: chapter 07's, given to 08-15); a file given otherwise (to one
-  // chapter) is its scaffolding.
+  // A file given to chapters that begin with a run of two or more consecutive ones is the answer of
+  // the chapter before the run (the block pass: chapter 07's, given to 08-15 and 17); a file given
+  // otherwise (to one chapter) is its scaffolding.
   for (const auto& [file, chapters] : given_to) {
-    const std::size_t first = chapters.front(), last = chapters.back();
-    const bool run = chapters.size() >= 2 && last - first + 1 == chapters.size();
+    const std::size_t first = chapters.front();
+    const bool run = chapters.size() >= 2 && chapters[1] == first + 1;
     std::string listed;
     for (std::size_t i : chapters) listed += (listed.empty() ? "" : ", ") + order[i];
+    // The chapters as runs: "08_host_finish to 15_reproducible and 17_multi_gpu".
+    std::vector<std::string> runs;
+    for (std::size_t k = 0; k < chapters.size();) {
+      std::size_t end = k;
+      while (end + 1 < chapters.size() && chapters[end + 1] == chapters[end] + 1) ++end;
+      runs.push_back(end > k ? order[chapters[k]] + " to " + order[chapters[end]] : order[chapters[k]]);
+      k = end + 1;
+    }
+    std::string spans;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      spans += (k == 0 ? "" : k + 1 == runs.size() ? " and " : ", ") + runs[k];
+    }
     rules.given_files[file] =
         first > 0 && run
-            ? fmt::format("{} is chapter {}'s answer; chapters {} to {} get it as given code "
+            ? fmt::format("{} is chapter {}'s answer; chapters {} get it as given code "
                           "(\"given\" in grader/manifest.json), earlier chapters write their own",
-                          file, order[first - 1], order[first], order[last])
+                          file, order[first - 1], spans)
             : fmt::format("{} is given code only to the chapters whose entry in grader/manifest.json "
                           "lists it under \"given\" ({})",
                           file, listed);
