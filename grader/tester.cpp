@@ -416,7 +416,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
       Turn shared(gate_, false);
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
       t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
-                                  workbook::channel::sanitizer_wrapper(sanitizer, tool)),
+                                  workbook::channel::sanitizer_wrapper(sanitizer, tool, !spec.ranks)),
                     log, workbook::channel::kSanitizerTimeFactor * session_.limit(spec), env(spec),
                     workbook::channel::kSanitizerTimeFactor * kSilenceLimit);
     }

@@ -476,7 +476,7 @@ int main(int argc, char** argv) {
     if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
     const auto started_tool = std::chrono::steady_clock::now();
     RunnerOptions options = args->runner;
-    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool);
+    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
     options.call_timeout_s *= channel::kSanitizerTimeFactor;
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
     try {

@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
                 ms, n * ranks * sizeof(float) / ms / 1e6, one_gpu_ms, one_gpu_ms > 0 ? one_gpu_ms / ms : 0.0,
                 1e3 * allreduce_ms, got, bits, want, right ? "within the bound" : "WRONG",
                 same_bits ? "same bits" : "DIFFERENT bits");
-    std::printf("csv-scalar,%d,%s,%d,%d,%.4f,%.4f,%.2f,0x%08x,%d,%d\n", nccl_version, ranks,
+    std::printf("csv-scalar,%d,%d,%s,%d,%.4f,%.4f,%.2f,0x%08x,%d,%d\n", nccl_version, ranks,
                 per_process ? "per_process" : "one_process", log2, ms, one_gpu_ms, 1e3 * allreduce_ms, bits, right,
                 same_bits);
   }
