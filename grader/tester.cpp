@@ -204,7 +204,7 @@ struct Entry {
 // A feature the chapter needs that this GPU lacks ("" if none). Cooperative launch is
 // left to the test process, which asks the device; every current GPU has it. A chapter over
 // several GPUs has this GPU and every other one the grader tests on.
-std::string GpuTester::unmet(const workbook::ChapterSpec& spec) const {
+workbook::Unmet GpuTester::unmet(const workbook::ChapterSpec& spec) const {
   workbook::Capabilities have;
   have.compute_capability = gpu_.requirement_cc;
   have.gpus = 1 + static_cast<int>(gpu_.peers.size());
@@ -245,7 +245,7 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
 bool GpuTester::measure_references(const std::string& log_dir) {
   Turn alone(gate_, true);
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
-    if (!unmet(*spec).empty()) continue;  // the chapter is skipped on this GPU
+    if (!unmet(*spec).met()) continue;  // the chapter is skipped on this GPU
     const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
     Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
     const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
@@ -269,16 +269,17 @@ bool GpuTester::measure_references(const std::string& log_dir) {
 
 void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
                              const std::string& slot_dir, ChapterResult& r) {
-  if (const std::string feature = unmet(*r.spec); !feature.empty()) {
-    r.status = Status::skipped_for(feature);
+  if (const workbook::Unmet unmet = this->unmet(*r.spec); !unmet.met()) {
+    using Need = workbook::Unmet::Need;
+    r.status = Status::skipped_for(unmet.word);
     const std::string here =
-        feature == "NCCL" ? "this build has no NCCL (pip install nvidia-nccl-cu13, then grade again)"
-        : feature.find("GPUs") != std::string::npos
+        unmet.need == Need::nccl ? "this build has no NCCL (pip install nvidia-nccl-cu13, then grade again)"
+        : unmet.need == Need::gpus
             ? fmt::format("the grader tests on {} GPU{}", 1 + gpu_.peers.size(), gpu_.peers.empty() ? "" : "s")
             : fmt::format("GPU {} is sm_{}", gpu_.index, gpu_.requirement_cc);
     r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its "
                            "points do not count",
-                           feature, here);
+                           unmet.word, here);
     return;
   }
   const auto start = std::chrono::steady_clock::now();

@@ -52,7 +52,7 @@ class GpuTester {
                                          const std::string& runner, const std::string& filter,
                                          const std::vector<std::string>& wrap = {}) const;
   std::map<std::string, std::string> env(const workbook::ChapterSpec& spec) const;
-  std::string unmet(const workbook::ChapterSpec& spec) const;
+  workbook::Unmet unmet(const workbook::ChapterSpec& spec) const;
 
   Session& session_;
   Gpu gpu_;

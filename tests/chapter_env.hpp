@@ -29,11 +29,10 @@ cudaStream_t stream();
 const std::string& subject_name();
 //! A full reduction (chapters 08 on), as the manifest says.
 bool is_full();
-//! The first of the chapter's `requires` this machine lacks, as a reader says it ("sm_90",
-//! "2 GPUs", "NCCL"); "" when it has them all.
-std::string unmet_here();
+//! The first of the chapter's `requires` this machine lacks (met() when it has them all).
+Unmet unmet_here();
 //! Why a test skips for want of `unmet` (unmet_here()), in a sentence.
-std::string skip_reason(const std::string& unmet);
+std::string skip_reason(const Unmet& unmet);
 //! The GPUs this process sees: a chapter over several GPUs puts one rank on each.
 int visible_gpus();
 

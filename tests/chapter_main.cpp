@@ -287,7 +287,7 @@ int visible_gpus() {
   return count;
 }
 
-std::string unmet_here() {
+Unmet unmet_here() {
   const DeviceInfo& d = device_info();
   Capabilities have;
   have.compute_capability = d.compute_major * 10 + d.compute_minor;
@@ -301,18 +301,22 @@ std::string unmet_here() {
   return unmet_requirement(*g_spec, have);
 }
 
-std::string skip_reason(const std::string& unmet) {
+std::string skip_reason(const Unmet& unmet) {
+  switch (unmet.need) {
+    case Unmet::Need::cooperative_launch:
+      return "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+    case Unmet::Need::nccl:
+      return "needs NCCL: this build has none (pip install nvidia-nccl-cu13, then configure again)";
+    case Unmet::Need::gpus:
+      return fmt::format("needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to "
+                         "try its code: not a grade)",
+                         unmet.word, visible_gpus(), kRehearsalVariable);
+    case Unmet::Need::compute_capability:
+    case Unmet::Need::none:
+      break;
+  }
   const DeviceInfo& d = device_info();
-  if (unmet == "cooperative_launch") {
-    return "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
-  }
-  if (unmet == "NCCL") return "needs NCCL: this build has none (pip install nvidia-nccl-cu13, then configure again)";
-  if (unmet.find("GPUs") != std::string::npos) {
-    return fmt::format("needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to try "
-                       "its code: not a grade)",
-                       unmet, visible_gpus(), kRehearsalVariable);
-  }
-  return fmt::format("needs {}; this device is sm_{}{}", unmet, d.compute_major, d.compute_minor);
+  return fmt::format("needs {}; this device is sm_{}{}", unmet.word, d.compute_major, d.compute_minor);
 }
 
 Outcome run_calls(const std::vector<Call>& calls) {

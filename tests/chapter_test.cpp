@@ -122,7 +122,7 @@ const std::vector<std::size_t> kSizes = {1,    2,    31,   32,   33,   255,  256
 class ChapterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string unmet = unmet_here(); !unmet.empty()) GTEST_SKIP() << skip_reason(unmet);
+    if (const Unmet unmet = unmet_here(); !unmet.met()) GTEST_SKIP() << skip_reason(unmet);
   }
 };
 

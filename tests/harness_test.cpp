@@ -244,23 +244,27 @@ TEST(Manifest, RequirementsSkipOnlyWhereTheGpuLacksThem) {
   };
   ChapterSpec hopper;
   hopper.requires_features = {"sm_90"};
-  EXPECT_EQ(unmet_requirement(hopper, gpu(80)), "sm_90");
-  EXPECT_EQ(unmet_requirement(hopper, gpu(89)), "sm_90");
-  EXPECT_EQ(unmet_requirement(hopper, gpu(90)), "");
-  EXPECT_EQ(unmet_requirement(hopper, gpu(100)), "");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(80)).word, "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(89)).word, "sm_90");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(90)).word, "");
+  EXPECT_EQ(unmet_requirement(hopper, gpu(100)).word, "");
   ChapterSpec cooperative;
   cooperative.requires_features = {"cooperative_launch"};
-  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, false)), "cooperative_launch");
-  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, true)), "");
+  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, false)).word, "cooperative_launch");
+  EXPECT_EQ(unmet_requirement(cooperative, gpu(90, true)).word, "");
   // The chapter over several GPUs: NCCL in the build and two GPUs, said as a reader says them.
   ChapterSpec ranks;
   ranks.requires_features = {"nccl", "gpus_2"};
   EXPECT_EQ(gpus_needed(ranks), 2);
   EXPECT_EQ(gpus_needed(hopper), 1);
-  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 8, false)), "NCCL");
-  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 1, true)), "2 GPUs");
-  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 2, true)), "");
-  EXPECT_EQ(unmet_requirement(ranks, gpu(80, true, 4, true)), "");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 8, false)).word, "NCCL");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 1, true)).word, "2 GPUs");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 2, true)).word, "");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(80, true, 4, true)).word, "");
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 1, true)).need, Unmet::Need::gpus);
+  EXPECT_EQ(unmet_requirement(ranks, gpu(90, true, 2, false)).need, Unmet::Need::nccl);
+  EXPECT_EQ(unmet_requirement(hopper, gpu(80)).need, Unmet::Need::compute_capability);
+  EXPECT_TRUE(unmet_requirement(ranks, gpu(90, true, 2, true)).met());
 
   const std::string path = testing::TempDir() + "manifest_unknown_feature.json";
   std::ofstream(path) << R"({"chapters": [{"slug": "13_x", "version": "13", "title": "t", "kind": "full",

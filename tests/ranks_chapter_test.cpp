@@ -205,7 +205,7 @@ void register_test(const std::string& name, std::function<void()> body) {
   struct RanksTest : ::testing::Test {
     explicit RanksTest(std::function<void()> b) : body(std::move(b)) {}
     void SetUp() override {
-      if (const std::string unmet = unmet_here(); !unmet.empty()) GTEST_SKIP() << skip_reason(unmet);
+      if (const Unmet unmet = unmet_here(); !unmet.met()) GTEST_SKIP() << skip_reason(unmet);
     }
     void TestBody() override { body(); }
     std::function<void()> body;

@@ -212,7 +212,7 @@ class TunedTest : public ::testing::Test {
  public:
   explicit TunedTest(std::function<void()> body) : body_(std::move(body)) {}
   void SetUp() override {
-    if (const std::string unmet = unmet_here(); !unmet.empty()) GTEST_SKIP() << skip_reason(unmet);
+    if (const Unmet unmet = unmet_here(); !unmet.met()) GTEST_SKIP() << skip_reason(unmet);
   }
   void TestBody() override { body_(); }
 

@@ -84,16 +84,17 @@ int gpus_needed(const ChapterSpec& spec) {
   return most;
 }
 
-std::string unmet_requirement(const ChapterSpec& spec, const Capabilities& have) {
+Unmet unmet_requirement(const ChapterSpec& spec, const Capabilities& have) {
+  using Need = Unmet::Need;
   for (const std::string& feature : spec.requires_features) {
-    if (feature == "cooperative_launch" && !have.cooperative_launch) return feature;
-    if (feature == "nccl" && !have.nccl) return "NCCL";
+    if (feature == "cooperative_launch" && !have.cooperative_launch) return {Need::cooperative_launch, feature};
+    if (feature == "nccl" && !have.nccl) return {Need::nccl, "NCCL"};
     const int cc = required_compute_capability(feature);
-    if (cc > 0 && have.compute_capability < cc) return feature;
+    if (cc > 0 && have.compute_capability < cc) return {Need::compute_capability, feature};
     const int gpus = required_gpus(feature);
-    if (gpus > 0 && have.gpus < gpus) return fmt::format("{} GPUs", gpus);
+    if (gpus > 0 && have.gpus < gpus) return {Need::gpus, fmt::format("{} GPUs", gpus)};
   }
-  return "";
+  return {};
 }
 
 std::string given_problem(const std::string& file) {

@@ -66,9 +66,16 @@ struct Capabilities {
 //! The GPUs a chapter needs: N for "gpus_N" in its `requires`, else 1.
 int gpus_needed(const ChapterSpec& spec);
 
-//! The first of the chapter's `requires` the machine lacks, as a reader says it ("sm_90",
-//! "cooperative_launch", "2 GPUs", "NCCL"); "" when it has them all.
-std::string unmet_requirement(const ChapterSpec& spec, const Capabilities& have);
+//! A requirement the machine does not meet: which kind, and how a reader says it.
+struct Unmet {
+  enum class Need { none, cooperative_launch, compute_capability, gpus, nccl };
+  Need need = Need::none;
+  std::string word;  // "cooperative_launch", "sm_90", "2 GPUs", "NCCL"; "" when met
+  bool met() const { return need == Need::none; }
+};
+
+//! The first of the chapter's `requires` the machine lacks (met() when it has them all).
+Unmet unmet_requirement(const ChapterSpec& spec, const Capabilities& have);
 
 //! Reads and validates the manifest; throws std::runtime_error naming the
 //! file and the field on any problem.
