@@ -38,15 +38,6 @@
 namespace workbook::test {
 namespace {
 
-//! Makes `device` current for its scope, and puts back the judge's own (device 0) after.
-class OnDevice {
- public:
-  explicit OnDevice(int device) { WORKBOOK_CUDA_CHECK(cudaSetDevice(device)); }
-  ~OnDevice() { cudaSetDevice(0); }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-};
-
 //! One rank's shard and what it writes to: all on its GPU, with a stream of the judge's there.
 struct Shard {
   int device = 0;
@@ -57,7 +48,7 @@ struct Shard {
   std::uint64_t fingerprint = 0;
 
   Shard(int d, std::size_t n, std::size_t workspace_bytes) : device(d) {
-    OnDevice on(device);
+    const DeviceScope on(device);
     WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     input = std::make_unique<GuardedInput>(n, 0);
     out = std::make_unique<GuardedOutput>(1);
@@ -65,7 +56,7 @@ struct Shard {
   }
   ~Shard() {
     if (stream) {
-      OnDevice on(device);
+      const DeviceScope on(device);
       cudaStreamDestroy(stream);
     }
   }
@@ -101,7 +92,7 @@ class Ranks {
   std::vector<float> run() {
     std::vector<Call> calls;
     for (auto& s : shards_) {
-      OnDevice on(s->device);
+      const DeviceScope on(s->device);
       s->out->poison(s->stream);
       s->fingerprint = s->input->fingerprint(s->stream);
       WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(s->stream));
@@ -124,7 +115,7 @@ class Ranks {
       if (!o.results[r].launch_error.empty()) ADD_FAILURE() << where() << ", rank " << r << ": " << o.results[r].launch_error;
     }
     for (auto& s : shards_) {
-      OnDevice on(s->device);
+      const DeviceScope on(s->device);
       const std::vector<float> got = s->out->download(1, s->stream);
       totals.push_back(got.empty() ? std::nanf("") : got[0]);
       const std::string rank = fmt::format("{}, rank {} (GPU {})", where(), s->device, s->device);
@@ -169,7 +160,7 @@ void exact_sums(const std::vector<std::size_t>& pattern, std::uint64_t salt) {
   std::int64_t sixteenths = 0;
   for (std::size_t r = 0; r < ranks.count(); ++r) {
     Shard& s = ranks[r];
-    OnDevice on(s.device);
+    const DeviceScope on(s.device);
     s.input->fill_dense_exact(shard_seed(salt, r), s.stream);
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     for (std::size_t i = 0; i < s.input->size(); ++i) sixteenths += dense_exact_units(shard_seed(salt, r), i);
@@ -189,7 +180,7 @@ std::vector<float> random_sums(Ranks& ranks, std::uint64_t salt, SumCheck* check
   std::vector<float> all;
   for (std::size_t r = 0; r < ranks.count(); ++r) {
     Shard& s = ranks[r];
-    OnDevice on(s.device);
+    const DeviceScope on(s.device);
     s.input->fill_random(shard_seed(salt, r), s.stream);
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     const std::vector<float> host = random_input(s.input->size(), shard_seed(salt, r));

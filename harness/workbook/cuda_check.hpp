@@ -31,6 +31,27 @@ inline void check_cuda(cudaError_t code, const char* expr, const char* file, int
   if (code != cudaSuccess) throw_cuda_error(code, expr, file, line);
 }
 
+//! Makes `device` current for its scope (or, made with none, only keeps the current one) and puts
+//! back the device that was current before.
+class DeviceScope {
+ public:
+  DeviceScope() { cudaGetDevice(&before_); }
+  explicit DeviceScope(int device) {
+    cudaGetDevice(&before_);
+    if (device != before_) cudaSetDevice(device);
+  }
+  ~DeviceScope() {
+    int now = before_;
+    cudaGetDevice(&now);
+    if (now != before_) cudaSetDevice(before_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int before_ = 0;
+};
+
 }  // namespace workbook
 
 //! Throws workbook::CudaError naming the call, the file and the line.

@@ -61,11 +61,12 @@ const std::vector<ncclComm_t>* communicators(const std::vector<int>& devices, st
   std::lock_guard<std::mutex> hold(s.lock);
   if (const auto it = s.communicators.find(devices); it != s.communicators.end()) return &it->second;
   nvls_off();
-  int current = 0;
-  cudaGetDevice(&current);
   std::vector<ncclComm_t> comms(devices.size(), nullptr);
-  const ncclResult_t r = ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
-  cudaSetDevice(current);
+  ncclResult_t r;
+  {
+    const DeviceScope keep;  // ncclCommInitAll leaves another device current
+    r = ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
+  }
   if (r != ncclSuccess) {
     *why = fmt::format("NCCL could not make the communicators of GPUs {}: {}", fmt::join(devices, ", "), nccl_text(r));
     return nullptr;
@@ -78,11 +79,8 @@ cudaStream_t stream_of(int device) {
   std::lock_guard<std::mutex> hold(s.lock);
   cudaStream_t& stream = s.streams[device];
   if (!stream) {
-    int current = 0;
-    cudaGetDevice(&current);
-    cudaSetDevice(device);
+    const DeviceScope on(device);
     cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    cudaSetDevice(current);
   }
   return stream;
 }
@@ -97,19 +95,16 @@ void run_group(RankReduceFn fn, const std::vector<remote::LocalCall>& calls, std
     for (remote::CallResult& r : results) r.launch_error = why;
     return;
   }
-  int current = 0;
-  cudaGetDevice(&current);
   const ncclResult_t started = ncclGroupStart();
   for (std::size_t k = 0; k < calls.size(); ++k) {
     const remote::LocalCall& c = calls[k];
     const cudaStream_t stream = stream_of(c.device);
-    cudaSetDevice(c.device);
+    const DeviceScope on(c.device);
     fn(c.in, c.n, c.out, c.workspace, stream, (*comms)[k]);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) results[k].launch_error = error_text(err);
     streams.emplace_back(c.device, stream);
   }
   const ncclResult_t ended = started == ncclSuccess ? ncclGroupEnd() : started;
-  cudaSetDevice(current);
   if (ended != ncclSuccess) {
     // The group's collectives failed to start (an invalid argument, a communicator in error):
     // every rank's result says so, with what NCCL told. (Counts that differ between ranks are not

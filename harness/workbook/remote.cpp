@@ -87,14 +87,9 @@ Reply run_locally(const Entry& entry, const std::vector<LocalCall>& calls, const
     }
   };
   for (cudaStream_t s : streams) wait(s);
-  if (!rank_streams.empty()) {
-    int current = 0;
-    cudaGetDevice(&current);
-    for (const auto& [device, s] : rank_streams) {
-      cudaSetDevice(device);
-      wait(s);
-    }
-    cudaSetDevice(current);
+  for (const auto& [device, s] : rank_streams) {
+    const DeviceScope on(device);
+    wait(s);
   }
   if (!reply.context_lost) cudaGetLastError();
   return reply;

@@ -146,14 +146,12 @@ bool SharedMemory::create(std::string* why) {
     return false;
   }
   std::unique_ptr<SharedMemory> memory(new SharedMemory);
-  const CUmemAllocationProp prop = properties(device);
-  std::size_t granularity = 0;
-  if (const CUresult r = d.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-      r != CUDA_SUCCESS || granularity == 0) {
-    *why = "cuMemGetAllocationGranularity: " + text(r);
+  try {
+    memory->granularity(device);  // looked up once here, so a device that cannot say fails now
+  } catch (const std::exception& e) {
+    *why = e.what();
     return false;
   }
-  memory->granularity_[device] = granularity;
   the_memory() = std::move(memory);
   return true;
 }
@@ -224,11 +222,10 @@ void SharedMemory::release(void* p) {
   const Allocation a = it->second;
   memory->allocations_.erase(it);
   if (memory->release_hook_) memory->release_hook_(a.id);
-  int current = 0;
-  cudaGetDevice(&current);
-  if (current != a.device) cudaSetDevice(a.device);
-  cudaDeviceSynchronize();  // every stream of this process on its device may still be using it
-  if (current != a.device) cudaSetDevice(current);
+  {
+    const DeviceScope on(a.device);
+    cudaDeviceSynchronize();  // every stream of this process on its device may still be using it
+  }
   unmap_handle(a.base, a.mapped, a.handle);
 }
 
@@ -265,11 +262,10 @@ char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, 
 void ImportedMemory::unmap(std::uint64_t id) {
   const auto it = mapped_.find(id);
   if (it == mapped_.end()) return;
-  int current = 0;
-  cudaGetDevice(&current);
-  if (current != it->second.device) cudaSetDevice(it->second.device);
-  cudaDeviceSynchronize();
-  if (current != it->second.device) cudaSetDevice(current);
+  {
+    const DeviceScope on(it->second.device);
+    cudaDeviceSynchronize();
+  }
   unmap_handle(it->second.base, it->second.bytes, it->second.handle);
   mapped_.erase(it);
 }
