@@ -113,14 +113,7 @@ double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream
   return best;
 }
 
-double BatchTimes::per_call_s() const {
-  const double m = median(many), s = median(one);
-  const int b = std::max(calls, 1);
-  if (b == 1) return m;
-  // A batch of b calls costs b*t + o and a single call t + o, o >= 0 the hand-off: t lies between
-  // (m - s) / b and m / b whatever o is, so a noisy slope is held there.
-  return std::clamp((m - s) / (b - 1), std::max(m - s, 0.0) / b, m / b);
-}
+double BatchTimes::per_call_s() const { return median(many) / std::max(calls, 1); }
 
 double BatchTimes::fastest_per_call_s() const {
   return many.empty() ? 0 : *std::min_element(many.begin(), many.end()) / std::max(calls, 1);
@@ -155,10 +148,7 @@ Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::siz
       batch(inputs.size());  // warm-up
       BatchTimes t;
       t.calls = static_cast<int>(inputs.size());
-      for (int r = 0; r < rounds; ++r) {
-        t.many.push_back(batch(inputs.size()));
-        t.one.push_back(batch(1));
-      }
+      for (int r = 0; r < rounds; ++r) t.many.push_back(batch(inputs.size()));
       const double gbps = bytes / t.per_call_s() / 1e9;
       if (gbps > best.gbps) {
         best.gbps = gbps;

@@ -45,10 +45,11 @@ double streaming_read_gbps(const float* data, std::size_t n, cudaStream_t stream
 //! knowing they finished: `many` for batches of `calls` calls, `one` for single calls.
 struct BatchTimes {
   int calls = 0;
-  std::vector<double> many, one;  // seconds
-  //! (median(many) - median(one)) / (calls - 1): the time one more call adds, with the hand-off,
-  //! the first launch and the wait for the device cancelled out (held within the bounds any
-  //! hand-off allows, so that noise cannot make it absurd).
+  std::vector<double> many;  // seconds, each of a whole batch of `calls` calls
+  //! median(many) / calls: one call's share of a whole batch, the hand-off to the chapter's process
+  //! and the wait for the device included. Nothing but the batch's calls themselves is timed, and no
+  //! other time is subtracted, so a chapter that slows anything else (a single call, the calls it
+  //! takes for correctness tests) gains nothing by it. The reference is timed the same way.
   double per_call_s() const;
   //! The fastest batch of `calls` calls divided by `calls`: hand-off and all.
   double fastest_per_call_s() const;
