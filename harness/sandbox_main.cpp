@@ -6,7 +6,13 @@
 //
 //   workbook-sandbox --report-fd N [--scratch DIR] [--write PATH]... [--read DIR]...
 //                    [--env NAME=VALUE]... [--keep-fd N]... [--cpu-seconds S] [--file-bytes B]
-//                    [--debugger] [--loopback] [--skip namespaces|landlock|seccomp|limits]... -- PROGRAM [ARG]...
+//                    [--debugger] [--loopback] [--bwrap BWRAP [--scratch-bytes B] [--scratch-on-host]]
+//                    [--skip namespaces|landlock|seccomp|limits]... -- PROGRAM [ARG]...
+//   workbook-sandbox --probe      (exits 0: bubblewrap's check that it can start a program here)
+//
+// --bwrap: the helper starts itself again inside bubblewrap (sandbox.hpp: its mounts, its namespaces),
+// with --in-bwrap; there it checks that it is inside them, adds its Landlock, seccomp and limits, and
+// makes no namespaces of its own.
 //
 // Processes: this helper waits for the sandbox's first process (PID 1 of a new PID namespace, or
 // a subreaper where namespaces are not allowed), which starts the program and, when it ends,
@@ -68,6 +74,10 @@ struct Args {
   unsigned long long file_bytes = 0;
   bool debugger = false;
   bool loopback = false;  // a loopback network of its own (TCP inside it allowed); set only with a network namespace
+  bool in_bwrap = false;  // started by bubblewrap: its namespaces and mounts are there already
+  std::string bwrap;      // --bwrap: start again inside bubblewrap (with --in-bwrap)
+  unsigned long long scratch_bytes = 0;
+  bool scratch_on_host = false;
   std::vector<std::string> skip;  // layers left out on purpose: namespaces, landlock, seccomp, limits
   std::vector<std::string> program;
   bool skipped(const char* layer) const {
@@ -104,6 +114,11 @@ Args parse(int argc, char** argv) {
     else if (arg == "--file-bytes") a.file_bytes = std::strtoull(value("--file-bytes").c_str(), nullptr, 10);
     else if (arg == "--debugger") a.debugger = true;
     else if (arg == "--loopback") a.loopback = true;
+    else if (arg == "--in-bwrap") a.in_bwrap = true;
+    else if (arg == "--bwrap") a.bwrap = value("--bwrap");
+    else if (arg == "--scratch-bytes") a.scratch_bytes = std::strtoull(value("--scratch-bytes").c_str(), nullptr, 10);
+    else if (arg == "--scratch-on-host") a.scratch_on_host = true;
+    else if (arg == "--probe") std::_Exit(0);
     else if (arg == "--skip") a.skip.push_back(value("--skip"));
     else usage(("unknown option " + arg).c_str());
   }
@@ -423,15 +438,84 @@ int exit_code_of(int status) {
   return 126;
 }
 
+// --bwrap: this helper's own command again, with --in-bwrap, as bubblewrap's program; the report
+// descriptor and the kept ones pass through. Never returns.
+[[noreturn]] void exec_in_bwrap(const Args& a, int argc, char** argv) {
+  char self[4096] = {};
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  workbook::sandbox::BwrapView view;
+  view.bwrap = a.bwrap;
+  view.scratch = a.scratch.empty() ? workbook::sandbox::kSandboxScratch : a.scratch;
+  view.scratch_bytes = a.scratch_bytes;
+  view.scratch_on_host = a.scratch_on_host && !a.scratch.empty();
+  view.readable = a.readable;
+  view.readable.push_back(len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string(argv[0]));
+  view.readable.push_back(a.program.front());
+  for (const std::string& w : a.writable) {
+    if (w.rfind("/dev/", 0) != 0 && w != "/proc") view.readable.push_back(w);
+  }
+  std::vector<std::string> words = workbook::sandbox::bwrap_words(view);
+  words.push_back(view.readable[view.readable.size() - 2]);
+  words.push_back("--in-bwrap");
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--bwrap" || arg == "--scratch-bytes") {
+      ++i;
+      continue;
+    }
+    if (arg == "--scratch-on-host") continue;
+    if (arg == "--") {
+      for (; i < argc; ++i) words.push_back(argv[i]);
+      break;
+    }
+    words.push_back(arg);
+  }
+  if (a.scratch.empty()) words.insert(words.end() - static_cast<long>(a.program.size()) - 1, {"--scratch", view.scratch});
+  std::vector<char*> args;
+  for (std::string& w : words) args.push_back(w.data());
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  SandboxReport failed;
+  failed.error = errno_text(("cannot run bubblewrap " + a.bwrap).c_str());
+  send_report(a.report_fd, failed);
+  std::_Exit(127);
+}
+
+// Inside bubblewrap (--in-bwrap): its PID namespace, whose first process is bubblewrap itself, and
+// its mounts (no /etc/passwd, a /proc of its own). What it finds is reported; the helper makes no
+// namespaces of its own there (its filter would refuse them to the program anyway).
+void check_bwrap(const Args& a, SandboxReport& report) {
+  std::string init;
+  if (FILE* f = std::fopen("/proc/1/comm", "r")) {
+    char line[64] = {};
+    if (std::fgets(line, sizeof line, f)) init = line;
+    std::fclose(f);
+  }
+  if (init.rfind("bwrap", 0) != 0 || access("/etc/passwd", F_OK) == 0) {
+    report.missing.push_back("bubblewrap: asked for, but this process is not inside its namespaces");
+    return;
+  }
+  report.enforced.push_back(Layer::bubblewrap);
+  report.enforced.push_back(Layer::process_namespace);
+  report.enforced.push_back(Layer::private_proc);
+  report.enforced.push_back(Layer::private_shm);
+  report.enforced.push_back(a.loopback ? Layer::loopback_only : Layer::no_network);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 125;  // the caller is already gone
+  if (getppid() == 1 && !a.in_bwrap) return 125;  // the caller is already gone (inside bubblewrap, PID 1 is its parent)
   close_other_descriptors(a);
   signal(SIGPIPE, SIG_DFL);
+  if (!a.bwrap.empty() && !a.in_bwrap) exec_in_bwrap(a, argc, argv);
   SandboxReport report;
+  if (a.in_bwrap) {
+    check_bwrap(a, report);
+    start_program(a, report);  // bubblewrap's first process reaps it, and its PID namespace ends what it leaves
+  }
   const Namespaces ns = enter_namespaces(a, report);
   if (a.loopback && !ns.net) {
     report.missing.push_back("loopback network: no network namespace of its own, so TCP stays refused");

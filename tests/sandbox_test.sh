@@ -123,5 +123,40 @@ else
   grep -q "loopback network" "$work/loopback.json" || fail "--loopback: the report does not say why it is missing"
 fi
 
+# Under bubblewrap (--bwrap, what the judge asks for where the machine has it): the program sees the
+# system's libraries and its own files only (no /etc/shadow, no /home, no host /tmp), writes in a
+# scratch tmpfs of the given size that leaves nothing on the host, cannot write outside, and nothing
+# it starts outlives it. Skipped, and said, where bubblewrap is not installed.
+bwrap=${WORKBOOK_BWRAP:-$(command -v bwrap)}
+if [ -z "$bwrap" ]; then
+  echo "bubblewrap is not installed here: its part of the test is skipped (apt-get install bubblewrap)"
+else
+  mkdir -p "$work/programs"
+  cat >"$work/programs/in-bwrap.sh" <<'SH'
+echo "scratch: $(pwd)"
+echo hi >./inside && echo "wrote inside"
+{ echo hi >"$OUTSIDE/written"; } 2>/dev/null && echo "wrote outside"
+cat "$HOMEFILE" >/dev/null 2>&1 && echo "read home"
+cat /etc/shadow >/dev/null 2>&1 && echo "read /etc/shadow"
+[ -e /etc/passwd ] && echo "sees /etc/passwd"
+[ -e /home ] && echo "sees /home"
+[ -e "$OUTSIDE" ] && echo "sees the host's /tmp"
+dd if=/dev/zero of=./big bs=1M count=64 2>/dev/null; echo "scratch holds $(du -m ./big | cut -f1) MiB"
+(setsid sh -c "sleep 2; echo escaped > ./late" >/dev/null 2>&1 </dev/null &)
+exit 0
+SH
+  out=$("$helper" --bwrap "$bwrap" --scratch-bytes $((16 << 20)) --report-fd 9 --read "$work/programs" \
+    --env PATH=/usr/bin:/bin --env OUTSIDE="$work/outside" --env HOMEFILE="$work/outside/secret" \
+    -- /bin/sh "$work/programs/in-bwrap.sh" 9>"$work/bwrap.json" 2>&1)
+  echo "$out"; cat "$work/bwrap.json"
+  for bad in "wrote outside" "read home" "read /etc/shadow" "sees /etc/passwd" "sees /home" "sees the host's /tmp"; do
+    grep -q "$bad" <<<"$out" && fail "bubblewrap: the program $bad"
+  done
+  grep -q "wrote inside" <<<"$out" || fail "bubblewrap: the program could not write its scratch folder"
+  grep -q "scratch holds 1[0-6] MiB" <<<"$out" || fail "bubblewrap: the scratch tmpfs is not limited to 16 MiB"
+  grep -q '"bubblewrap"' "$work/bwrap.json" || fail "bubblewrap: the report does not say the program ran inside it"
+  [ -e /workbook-scratch ] && fail "bubblewrap: its scratch folder is on the host"
+fi
+
 echo "sandbox test: $failures failure(s)"
 [ $failures -eq 0 ]

