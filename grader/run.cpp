@@ -24,6 +24,13 @@ const TestRecord* TestRun::find(const std::string& name) const {
   return nullptr;
 }
 
+bool TestRun::starved() const {
+  for (const TestRecord& t : tests) {
+    if (t.starved) return true;
+  }
+  return std::any_of(sanitized.begin(), sanitized.end(), [](const TestRun& s) { return s.starved(); });
+}
+
 namespace {
 
 // Takes one channel line into `run`: the event it was, or nullopt for a line no event reads.
@@ -59,6 +66,7 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         if (nlohmann::json(t.result) != record.at("result")) throw std::invalid_argument("no such result");
         for (const auto& f : record.at("failures")) t.failures.push_back(bounded_text(f.get<std::string>(), 8192));
         if (record.contains("bandwidth")) t.bandwidth = record.at("bandwidth").get<workbook::channel::Bandwidth>();
+        t.starved = record.value("starved", false);
         run.tests.push_back(std::move(t));
         break;
       }
@@ -77,6 +85,10 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         run.runner_exit = record.value("runner_exit", -1);
         run.output_bytes = record.value("output_bytes", std::size_t(0));
         run.output_kept = record.value("output_kept", std::size_t(0));
+        if (record.contains("gpu_bytes")) run.gpu_bytes = record.at("gpu_bytes").get<std::uint64_t>();
+        for (const auto& line : record.value("findings", nlohmann::json::array())) {
+          if (run.findings.size() < 400) run.findings.push_back(bounded_text(line.get<std::string>(), 2048));
+        }
         if (event == Event::sanitized) run.problem = bounded_text(record.value("problem", ""), 2048);
         break;
       case Event::sanitize: {

@@ -2,6 +2,7 @@
 // result channel (never its stdout, never a file it could name).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@ struct TestRecord {
   workbook::channel::Result result = workbook::channel::Result::failed;
   std::vector<std::string> failures;
   std::optional<workbook::channel::Bandwidth> bandwidth;  // a Bandwidth test's measurement
+  bool starved = false;  // it failed for want of device memory another process held (the judge's word)
 };
 
 struct TestRun {
@@ -35,6 +37,10 @@ struct TestRun {
   bool sandboxed = false;    // the sandbox contained it (workbook/sandbox.hpp, contained())
   int runner_exit = -1;      // how the chapter's process ended (a tool's status for it), at the end
   std::size_t output_bytes = 0, output_kept = 0;  // what it printed, and what the log kept
+  std::optional<std::uint64_t> gpu_bytes;  // the most GPU memory the chapter's processes held (NVML)
+  //! Under compute-sanitizer: the tool's own lines, from a descriptor the chapter's code never holds.
+  std::vector<std::string> findings;
+  bool starved() const;  // a test of it, or of a tool's run, failed as starved
   int unreadable_lines = 0;
   //! The same judge's runs of the sanitized tests under each tool (Event::sanitize), in order: each
   //! its tests and how it ended (`problem`: why its chapter's process could not start). How the

@@ -160,6 +160,7 @@ void tally(const TestRun& t, ChapterResult& r) {
     r.isolation = t.where;
     r.sandboxed = t.sandboxed;
   }
+  r.starved = r.starved || t.starved();
   r.output_bytes = std::max(r.output_bytes, t.output_bytes);
   r.output_kept = std::max(r.output_kept, t.output_kept);
   for (const TestRecord& rec : t.tests) {
@@ -288,16 +289,39 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.first;
     r.reference_ceiling_gbps = it->second.second;
   }
-  if (!session_.options().separate_judges) {
-    run_in_one_judge(submission, runner, log_dir, slot_dir, r);
-  } else {
-    run_part(submission, runner, log_dir, r, false);
-    if (r.status.is_pending() && r.correct()) run_part(submission, runner, log_dir, r, true);
-    if (r.status.is_pending() && r.correct() && session_.options().sanitize) {
-      sanitize(submission, runner, log_dir, slot_dir, r);
+  const auto run_all = [&](ChapterResult& result) {
+    if (!session_.options().separate_judges) {
+      run_in_one_judge(submission, runner, log_dir, slot_dir, result);
+    } else {
+      run_part(submission, runner, log_dir, result, false);
+      if (result.status.is_pending() && result.correct()) run_part(submission, runner, log_dir, result, true);
+      if (result.status.is_pending() && result.correct() && session_.options().sanitize) {
+        sanitize(submission, runner, log_dir, slot_dir, result);
+      }
     }
+  };
+  run_all(r);
+  // A test that could not have the device memory it needed, which another process held, is no fault
+  // of this chapter: it is tested again, every process of it alone on the GPU, and graded by that.
+  if (r.starved && !(r.status.is_pending() && r.correct()) && r.status.code() != Status::interrupted) {
+    ChapterResult again;
+    again.spec = r.spec;
+    again.refusals = r.refusals;
+    again.idea = r.idea;
+    again.reference_gbps = r.reference_gbps;
+    again.reference_ceiling_gbps = r.reference_ceiling_gbps;
+    alone_only_ = true;
+    run_all(again);
+    alone_only_ = false;
+    again.tested_alone = true;
+    r = std::move(again);
   }
   if (r.status.is_pending()) score(r);
+  if (r.tested_alone) {
+    r.detail += std::string(r.detail.empty() ? "" : " ") +
+                "(tested again with the GPU alone: the first time, another process held the device memory its "
+                "tests needed)";
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -309,7 +333,7 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
   TestRun t;
   {
     const auto asked = Timeline::Clock::now();
-    Turn turn(gate_, alone);
+    Turn turn(gate_, alone || alone_only_);
     Entry entry(session_.timeline(), submission, spec.slug, alone ? "alone" : "tests", gpu_.index, asked);
     t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(spec), kSilenceLimit);
   }
@@ -347,7 +371,12 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     return names;
   };
   auto asked = Timeline::Clock::now();
-  gate_.lock_shared();
+  if (alone_only_) {
+    gate_.lock();
+    holds = Holds::alone;
+  } else {
+    gate_.lock_shared();
+  }
   auto started = Timeline::Clock::now();
   const auto leave = [&] {
     if (holds == Holds::nothing) return;
@@ -357,6 +386,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   };
   const auto take = [&](Holds h, std::string what) {
     asked = Timeline::Clock::now();
+    if (alone_only_) h = Holds::alone;
     h == Holds::alone ? gate_.lock() : gate_.lock_shared();
     started = Timeline::Clock::now();
     holds = h;
@@ -414,7 +444,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
     TestRun t;
     {
       const auto asked = Timeline::Clock::now();
-      Turn shared(gate_, false);
+      Turn shared(gate_, alone_only_);
       Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
       t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
                                   workbook::channel::sanitizer_wrapper(sanitizer, tool, !spec.ranks)),
@@ -452,17 +482,15 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
     return true;
   }
   r.tests.push_back({"Sanitizer." + tool, Result::failed});
-  // The tool's findings, from its last run in the log (one judge's log holds each tool's run in
-  // turn), with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
-  const std::string text = read_bounded(log);
-  const std::size_t from = text.rfind("========= COMPUTE-SANITIZER");
+  // The tool's findings, from its own descriptor (never the chapter's output, which the log mixes
+  // in), with the slot's path cut so they name "03_idle_threads/kernel.cu:42".
   std::string findings;
-  std::istringstream in(from == std::string::npos ? text : text.substr(from));
   int kept = 0;
-  for (std::string line; std::getline(in, line) && kept < 10;) {
+  for (std::string line : t.findings) {
+    if (kept >= 10) break;
     if (line.rfind("=========", 0) == 0 && line.size() > 10) {
       for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
-      findings += line + "\n";
+      findings += bounded_text(line, 512) + "\n";
       ++kept;
     }
   }

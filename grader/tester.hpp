@@ -57,6 +57,9 @@ class GpuTester {
   Session& session_;
   Gpu gpu_;
   TimingGate gate_;
+  //! Every test process of the chapter being tested holds the GPU alone: a chapter tested again
+  //! because another process took the device memory its tests needed (ChapterResult::starved).
+  bool alone_only_ = false;
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
 };
 

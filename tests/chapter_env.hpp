@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,16 @@ Outcome run_calls(const std::vector<Call>& calls);
 
 //! What the running Bandwidth test measured: sent to the grader, as numbers, with the test's end.
 void report_bandwidth(const channel::Bandwidth& measured);
+//! The running test could not have the device memory it needs, which the device has: another
+//! process holds it. Its failure is then marked "starved" on the channel, and the grader tests the
+//! chapter again with the GPU alone (a judge's own failed allocation marks it too).
+void report_starved();
+//! Why the device is too small for a test that needs `need` bytes (skipped: a fact of the device),
+//! or nullopt.
+std::optional<std::string> device_too_small(std::size_t need);
+//! Whether `need` bytes are free; if not, the running test fails as starved (a test that needs
+//! memory someone else holds did not run: that is never a pass, and never a skip).
+bool device_memory_free(std::size_t need);
 
 using names::kContextLostExit;
 using names::kNoDeviceExit;

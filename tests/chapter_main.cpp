@@ -44,6 +44,7 @@ cudaStream_t g_stream = nullptr;
 std::string g_broken;  // why the subject can run no more calls (set by run_calls)
 bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
+bool g_starved = false;                          // the running test lacked memory another process held
 
 // A descriptor the grader opened before it started this process, its number in `variable`
 // (read once, and taken out of the environment); -1 if there is none. Not inherited by the
@@ -124,6 +125,8 @@ class Reporter : public ::testing::EmptyTestEventListener {
  private:
   void OnTestStart(const ::testing::TestInfo& info) override {
     results().send({{"event", Event::start}, {"name", full_name(info)}});
+    out_of_memory_before_ = out_of_memory_count();
+    g_starved = false;
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const ::testing::TestResult& r = *info.result();
@@ -142,6 +145,7 @@ class Reporter : public ::testing::EmptyTestEventListener {
                             {"ms", r.elapsed_time()}};
     if (g_bandwidth) event["bandwidth"] = *g_bandwidth;
     g_bandwidth.reset();
+    if (r.Failed() && (g_starved || out_of_memory_count() > out_of_memory_before_)) event["starved"] = true;
     results().send(event);
     // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
     if (g_broken.empty()) {
@@ -164,6 +168,7 @@ class Reporter : public ::testing::EmptyTestEventListener {
     std::_Exit(kContextLostExit);
   }
   int ran_ = 0;
+  int out_of_memory_before_ = 0;
 };
 
 std::uint64_t pick_seed() {
@@ -330,6 +335,26 @@ Outcome run_calls(const std::vector<Call>& calls) {
 
 void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measured; }
 
+void report_starved() { g_starved = true; }
+
+std::optional<std::string> device_too_small(std::size_t need) {
+  const DeviceInfo info = device_info();
+  if (info.global_bytes >= need + (std::size_t(1) << 30)) return std::nullopt;
+  return fmt::format("needs {:.1f} GiB of device memory; this device has {:.1f} GiB", need / 1073741824.0,
+                     info.global_bytes / 1073741824.0);
+}
+
+bool device_memory_free(std::size_t need) {
+  const DeviceInfo info = device_info();
+  if (info.free_bytes >= need + (std::size_t(1) << 30)) return true;
+  report_starved();
+  ADD_FAILURE() << fmt::format("needs {:.1f} GiB of free device memory and {:.1f} GiB is free: other processes hold "
+                               "the rest of the device's {:.1f} GiB. A test that did not run is no pass; the grader "
+                               "tests the chapter again with the GPU alone",
+                               need / 1073741824.0, info.free_bytes / 1073741824.0, info.global_bytes / 1073741824.0);
+  return false;
+}
+
 void register_reproducible_tests();  // reproducible_test.cpp
 void register_operator_tests();      // operators_chapter_test.cpp
 void register_ranks_tests();         // ranks_chapter_test.cpp
@@ -364,6 +389,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "no chapter '{}' in the manifest (give --chapter=<slug>)\n", chapter);
     return 2;
   }
+  args->runner.limits = {g_spec->host_memory_bytes, kRunnerProcesses};
+  args->runner.gpu_memory_bytes = g_spec->gpu_memory_bytes;
   // A chapter whose launcher takes its grid as a parameter also gets the tests that change the
   // grid (Reproducible, Accuracy): registered before any listing, so the grader's list has them.
   if (g_spec->tuned) register_reproducible_tests();
@@ -462,6 +489,8 @@ int main(int argc, char** argv) {
       event["runner_exit"] = code;
       event["output_bytes"] = remote->output_bytes();
       event["output_kept"] = remote->output_kept();
+      if (remote->gpu_bytes_peak()) event["gpu_bytes"] = *remote->gpu_bytes_peak();
+      if (channel::writes_findings(wrapper)) event["findings"] = remote->findings();
       if (code != 0) {
         fmt::print("the chapter's process{} exited with status {}{}\n",
                    wrapper.empty() ? "" : " (under " + wrapper.front() + ")", code,

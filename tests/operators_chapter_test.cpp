@@ -325,11 +325,8 @@ void check_index_past_2_31(Element e, Operator op) {
   std::string why;
   const std::optional<std::size_t> workspace_bytes = subject().workspace_bytes(n, &why);
   ASSERT_TRUE(workspace_bytes.has_value()) << where << ": workspace_bytes: " << why;
-  const DeviceInfo info = device_info();
-  if (info.free_bytes < bytes + *workspace_bytes + (std::size_t(1) << 30)) {
-    GTEST_SKIP() << fmt::format("needs {:.1f} GiB of free device memory, {:.1f} GiB is free",
-                                (bytes + *workspace_bytes) / 1073741824.0, info.free_bytes / 1073741824.0);
-  }
+  if (const std::optional<std::string> small = device_too_small(bytes + *workspace_bytes)) GTEST_SKIP() << *small;
+  if (!device_memory_free(bytes + *workspace_bytes)) return;
   SharedBuffer<unsigned char> input(bytes);
   WORKBOOK_CUDA_CHECK(cudaMemset(input.data(), 0, bytes));  // +0 in every element type
   with_type(e, [&](auto zero) {

@@ -24,7 +24,9 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include "workbook/channel.hpp"
 #include "workbook/cuda_check.hpp"
+#include "workbook/gpu_memory.hpp"
 #include "workbook/shared_memory.hpp"
 
 namespace fs = std::filesystem;
@@ -114,6 +116,9 @@ struct RemoteSubject::Process {
   std::atomic<std::size_t> bytes{0}, kept{0};
   std::string scratch;
   bool own_scratch = false;
+  std::unique_ptr<cgroup::Leaf> cgroup;  // its sandbox's cgroup, where the machine allows one
+  std::thread findings;                  // reads compute-sanitizer's own descriptor
+  std::string findings_text;
 
   // Waits up to `seconds` for the process to end; true if it has.
   bool wait(double seconds) {
@@ -129,6 +134,7 @@ struct RemoteSubject::Process {
   }
   void kill_now() {
     if (!reaped && pid > 0) kill(pid, SIGKILL);  // the sandbox's processes die with it
+    if (cgroup) cgroup->kill_all();              // and with the cgroup, whatever they did to hide
     wait(10);
   }
 };
@@ -141,14 +147,25 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   RemoteSubject::Process& p = *subject->process_;
   subject->call_timeout_s_ = options.call_timeout_s;
 
+  // The boundary: bubblewrap where the machine has it (sandbox.hpp), whose scratch is a tmpfs inside
+  // the sandbox, so nothing of it is left on this machine whatever happens to either process.
+  std::string bwrap_why;
+  const std::string bwrap =
+      options.sandbox_helper.empty() ? "" : sandbox::find_bwrap(options.sandbox_helper, &bwrap_why);
   p.scratch = options.scratch;
-  if (p.scratch.empty()) {
+  if (p.scratch.empty() && !bwrap.empty()) {
+    p.scratch = sandbox::kSandboxScratch;
+  } else if (p.scratch.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/workbook-runner-XXXXXX";
     if (!mkdtemp(pattern.data())) throw std::runtime_error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
     p.scratch = pattern;
     p.own_scratch = true;
   }
+  // compute-sanitizer writes its findings to a pipe of this process's (channel::kSanitizerLogFd), which
+  // the runner closes before any of the chapter's code runs (runner_main.cpp): what the chapter prints
+  // is never taken for a finding.
+  const bool findings_wanted = channel::writes_findings(options.wrapper);
   std::vector<std::string> program = options.wrapper;
   program.push_back(options.runner);
   program.push_back(fmt::format("--fd={}", remote::kRunnerFd));
@@ -165,7 +182,10 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   if (sandboxed) {
     sandbox::Policy policy;
     policy.helper = options.sandbox_helper;
+    policy.bwrap = bwrap;
     policy.scratch = p.scratch;
+    policy.scratch_bytes = sandbox::kScratchBytes;
+    policy.scratch_on_host = !options.scratch.empty();
     policy.writable = device_files();
     policy.writable.push_back("/proc");  // the CUDA driver writes under /proc/self (a /proc of the sandbox's own)
     policy.readable = loaded_library_folders();
@@ -178,17 +198,25 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
     }
     policy.env = env;
     policy.keep_fds = {remote::kRunnerFd};
+    if (findings_wanted) policy.keep_fds.push_back(channel::kSanitizerLogFd);
     policy.cpu_seconds = options.cpu_seconds;
     policy.file_bytes = std::size_t(1) << 30;
     policy.debugger = options.interactive;
     policy.loopback = options.loopback;
     argv = sandbox::helper_command(policy, kReportFd, program);
   }
-  int sv[2], out[2] = {-1, -1}, report[2] = {-1, -1};
+  int sv[2], out[2] = {-1, -1}, report[2] = {-1, -1}, findings[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
-      (!options.interactive && pipe2(out, O_CLOEXEC) != 0) || (sandboxed && pipe2(report, O_CLOEXEC) != 0)) {
+      (!options.interactive && pipe2(out, O_CLOEXEC) != 0) || (sandboxed && pipe2(report, O_CLOEXEC) != 0) ||
+      (findings_wanted && pipe2(findings, O_CLOEXEC) != 0)) {
     throw std::runtime_error(fmt::format("socketpair or pipe: {}", std::strerror(errno)));
   }
+  // Its own cgroup: host memory (pinned included) and processes, and one kill for all at the end.
+  std::string cgroup_why;
+  if (sandboxed && (options.limits.memory_bytes || options.limits.processes)) {
+    p.cgroup = cgroup::Leaf::create(options.limits, &cgroup_why);
+  }
+  const int cgroup_fd = p.cgroup ? p.cgroup->procs_fd() : -1;
   std::vector<char*> args, envp;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -204,7 +232,10 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
     const int socket_fd = fcntl(sv[1], F_DUPFD_CLOEXEC, 64);
     const int report_fd = sandboxed ? fcntl(report[1], F_DUPFD_CLOEXEC, 64) : -1;
     const int out_fd = options.interactive ? -1 : fcntl(out[1], F_DUPFD_CLOEXEC, 64);
+    const int findings_fd = findings_wanted ? fcntl(findings[1], F_DUPFD_CLOEXEC, 64) : -1;
+    if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1) _exit(126);  // into the cgroup, before anything runs
     dup2(socket_fd, remote::kRunnerFd);
+    if (findings_wanted) dup2(findings_fd, channel::kSanitizerLogFd);
     if (sandboxed) dup2(report_fd, kReportFd);
     if (!options.interactive) {
       dup2(out_fd, STDOUT_FILENO);
@@ -218,6 +249,19 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   p.pid = pid;
   p.socket = sv[0];
   close(sv[1]);
+  if (findings_wanted) {
+    close(findings[1]);
+    p.findings = std::thread([&p, fd = findings[0]] {
+      char buffer[16384];
+      for (;;) {
+        const ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (p.findings_text.size() < (std::size_t(1) << 20)) p.findings_text.append(buffer, static_cast<std::size_t>(n));
+      }
+      close(fd);
+    });
+  }
   if (!options.interactive) {
     close(out[1]);
     // The runner's output (its printf, device printf, a tool's report) into this process's log,
@@ -265,6 +309,10 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
       }
     }
     if (text.empty()) subject->sandbox_.error = "the sandbox helper said nothing before it ended";
+    // What this process set up around the helper: its cgroup; and bubblewrap, or why not.
+    if (p.cgroup) subject->sandbox_.enforced.push_back(sandbox::Layer::memory_limit);
+    else if (!cgroup_why.empty()) subject->sandbox_.missing.push_back(cgroup_why);
+    if (bwrap.empty()) subject->sandbox_.missing.push_back(bwrap_why);
     if (!subject->sandbox_.error.empty()) {
       const std::string why = subject->sandbox_.error;
       p.kill_now();
@@ -272,6 +320,7 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
     }
   }
   subject->sandboxed_ = sandboxed;
+  subject->gpu_budget_ = options.gpu_memory_bytes;
   remote::Reply reply;
   std::string why;
   remote::Request hello;
@@ -328,13 +377,40 @@ bool RemoteSubject::request(const remote::Request& req, remote::Reply* reply, do
 
 std::string RemoteSubject::ended_how() {
   if (!process_->wait(3)) return "the chapter's process stopped answering";
-  return "the chapter's process " + status_text(process_->status);
+  std::string how = "the chapter's process " + status_text(process_->status);
+  if (process_->cgroup && process_->cgroup->oom_kills() > 0) {
+    how += fmt::format(": the kernel killed it for going over its host memory limit of {:.1f} GiB (pinned "
+                       "memory counts)",
+                       process_->cgroup->limits().memory_bytes / 1073741824.0);
+  }
+  return how;
+}
+
+bool RemoteSubject::over_gpu_budget(std::string* why) {
+  if (!gpu_budget_ || !process_ || dead_) return false;
+  std::string unknown;
+  const std::optional<std::uint64_t> held = gpu_memory::held_by(gpu_memory::process_tree(process_->pid), &unknown);
+  if (!held) return false;
+  gpu_bytes_peak_ = std::max(gpu_bytes_peak_.value_or(0), *held);
+  if (*held <= gpu_budget_ + mapped_bytes_) return false;
+  *why = fmt::format("the chapter's process held {:.2f} GiB of GPU memory (NVML), over its budget of {:.2f} GiB "
+                     "beside the {:.2f} GiB of the judge's buffers it maps: it was ended, so that it cannot take "
+                     "the GPU's memory from the chapters tested beside it (a large __device__ array, a huge "
+                     "stack, or cudaMalloc calls it never frees)",
+                     *held / 1073741824.0, gpu_budget_ / 1073741824.0, mapped_bytes_ / 1073741824.0);
+  dead_ = true;
+  process_->kill_now();
+  return true;
 }
 
 void RemoteSubject::unmap(std::uint64_t id) {
   const auto it = std::find(mapped_.begin(), mapped_.end(), id);
   if (it == mapped_.end()) return;
   mapped_.erase(it);
+  if (const auto size = mapped_sizes_.find(id); size != mapped_sizes_.end()) {
+    mapped_bytes_ -= size->second;
+    mapped_sizes_.erase(size);
+  }
   remote::Request req;
   req.op = remote::Op::unmap;
   req.unmap = {id};
@@ -408,6 +484,8 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
       return o;
     }
     mapped_.push_back(a->id);
+    mapped_sizes_[a->id] = a->mapped;
+    mapped_bytes_ += a->mapped;
   }
   const auto start = Clock::now();
   std::string why;
@@ -432,6 +510,10 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     return o;
   }
   take_reply(reply, o);
+  if (std::string why; over_gpu_budget(&why)) {
+    o.fatal = true;
+    o.error = why;
+  }
   return o;
 }
 
@@ -457,7 +539,14 @@ int RemoteSubject::finish() {
   }
   if (p.socket >= 0) close(p.socket);
   p.socket = -1;
+  if (p.cgroup) p.cgroup->kill_all();
   if (p.drain.joinable()) p.drain.join();
+  if (p.findings.joinable()) p.findings.join();
+  {
+    std::istringstream lines(p.findings_text);
+    for (std::string line; std::getline(lines, line) && findings_.size() < 400;) findings_.push_back(line);
+  }
+  p.cgroup.reset();  // kills what is left in it, and removes it
   if (p.own_scratch) {
     std::error_code ec;
     fs::remove_all(p.scratch, ec);

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "workbook/contract.hpp"
 #include "workbook/remote.hpp"
+#include "workbook/cgroup.hpp"
 #include "workbook/sandbox.hpp"
 
 namespace workbook::test {
@@ -58,6 +61,10 @@ struct RunnerOptions {
   double call_timeout_s = 60;             //!< a run that takes longer is a hang (0: no limit)
   double cpu_seconds = 0;                 //!< RLIMIT_CPU of the runner
   std::size_t output_limit = std::size_t(1) << 20;  //!< the runner's output kept in the log
+  //! What the sandbox's cgroup allows its processes (host memory, pinned included; processes).
+  cgroup::Limits limits;
+  //! The GPU memory its processes may hold beyond the judge's buffers they map (NVML); 0: any.
+  std::uint64_t gpu_memory_bytes = 0;
 };
 
 //! The chapter's code in a runner process: started, shown this process's shared memory pool,
@@ -80,6 +87,12 @@ class RemoteSubject : public Subject {
   //! How many bytes the runner wrote to its output, and how many of them the log kept.
   std::size_t output_bytes() const;
   std::size_t output_kept() const;
+  //! What compute-sanitizer wrote to its own descriptor (RunnerOptions::findings), once finished: the
+  //! runner's output is never read for findings.
+  const std::vector<std::string>& findings() const { return findings_; }
+  //! GPU memory its processes held at the last look (NVML), and the most seen; nullopt where NVML
+  //! could not tell.
+  std::optional<std::uint64_t> gpu_bytes_peak() const { return gpu_bytes_peak_; }
 
  private:
   friend std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
@@ -99,8 +112,16 @@ class RemoteSubject : public Subject {
   bool dead_ = false;
   double call_timeout_s_ = 60;
   std::vector<std::uint64_t> mapped_;
+  std::map<std::uint64_t, std::uint64_t> mapped_sizes_;
+  std::uint64_t mapped_bytes_ = 0;  // of the judge's buffers it maps now
   int exit_code_ = -1;
   std::size_t output_bytes_ = 0, output_kept_ = 0;
+  std::vector<std::string> findings_;
+  std::optional<std::uint64_t> gpu_bytes_peak_;
+  std::uint64_t gpu_budget_ = 0;
+  //! Whether its processes hold more GPU memory than their budget (and the judge's buffers they map);
+  //! if so, `*why` says how much, and the runner is ended.
+  bool over_gpu_budget(std::string* why);
 };
 
 }  // namespace workbook::test

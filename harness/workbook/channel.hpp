@@ -16,13 +16,15 @@ enum class Event {
   test,          // a test ended: name, result, failures, ms, and a Bandwidth test's bandwidth
   context_lost,  // a kernel broke the CUDA context: name, error; the judge ends
   hang,          // a call never finished: name, seconds; the judge ends
-  end,           // every test ran: ran, runner_exit, output_bytes, output_kept
+  end,           // every test ran: ran, runner_exit, output_bytes, output_kept, gpu_bytes (the most GPU
+                 // memory its processes held, NVML), and findings under a tool (--wrap)
   alone,         // the tests that run alone on the GPU come next: the judge waits for the grader's
                  // grant (one byte on the descriptor in kGrantFdVariable; none: they do not run)
   sanitize,      // after end: the sanitized tests under compute-sanitizer's tool come next, in a new
                  // chapter's process: tool; the judge waits for a grant as for alone
   sanitized,     // that run ended: tool, problem ("" or why it could not start), ran, runner_exit,
-                 // output_bytes, output_kept; its tests' events came between the two
+                 // output_bytes, output_kept, findings (the tool's own lines, kSanitizerLogFd); its
+                 // tests' events came between the two
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::start, "start"},
@@ -55,6 +57,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Bandwidth, subject_gbps, ceiling_gbps, fastes
 //! gives when it found errors.
 inline constexpr int kSanitizerFoundErrors = 97;
 
+//! compute-sanitizer writes its findings to this descriptor (`--log-file /proc/self/fd/5`), a pipe the
+//! judge reads; the runner closes every descriptor of that pipe before any of the chapter's code runs,
+//! so nothing the chapter prints can pass for a finding.
+inline constexpr int kSanitizerLogFd = 5;
+inline constexpr const char* kSanitizerLogFile = "/proc/self/fd/5";
+
 //! How much longer everything may take under a compute-sanitizer tool: a call, a test process, the
 //! silence before a process counts as hung.
 inline constexpr double kSanitizerTimeFactor = 4;
@@ -67,9 +75,17 @@ inline constexpr double kSanitizerTimeFactor = 4;
 inline std::vector<std::string> sanitizer_wrapper(const std::string& path, const std::string& tool,
                                                   bool api_errors = true) {
   std::vector<std::string> words = {path, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundErrors),
-                                    "--print-limit", "4"};
+                                    "--print-limit", "4", "--log-file", kSanitizerLogFile};
   if (!api_errors) words.insert(words.end(), {"--report-api-errors", "no"});
   return words;
+}
+
+//! Whether `wrapper` is sanitizer_wrapper's command, writing its findings to kSanitizerLogFd.
+inline bool writes_findings(const std::vector<std::string>& wrapper) {
+  for (std::size_t i = 0; i + 1 < wrapper.size(); ++i) {
+    if (wrapper[i] == "--log-file" && wrapper[i + 1] == kSanitizerLogFile) return true;
+  }
+  return false;
 }
 
 }  // namespace workbook::channel

@@ -1,5 +1,7 @@
 #include "workbook/cuda_check.hpp"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 namespace workbook {
@@ -26,7 +28,14 @@ std::string error_text(cudaError_t code) {
   return fmt::format("{} ({})", cudaGetErrorString(code), cudaGetErrorName(code));
 }
 
+namespace {
+std::atomic<int> g_out_of_memory{0};
+}
+
+int out_of_memory_count() { return g_out_of_memory.load(); }
+
 void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line) {
+  if (code == cudaErrorMemoryAllocation) ++g_out_of_memory;
   throw CudaError(code, fmt::format("{}:{}: {} failed: {}", file, line, expr, error_text(code)));
 }
 

@@ -26,6 +26,10 @@ bool is_sticky(cudaError_t code);
 std::string error_text(cudaError_t code);
 
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
+//! How many checked calls of this process failed with cudaErrorMemoryAllocation so far: a judge
+//! whose own buffers could not be had was starved by another process on the GPU, which is no fault
+//! of the chapter it tests (the grader tests it again, alone).
+int out_of_memory_count();
 
 inline void check_cuda(cudaError_t code, const char* expr, const char* file, int line) {
   if (code != cudaSuccess) throw_cuda_error(code, expr, file, line);

@@ -135,6 +135,12 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       spec.performance_points = c.at("points").at("performance").get<int>();
       spec.bandwidth_fraction = c.at("bandwidth_fraction").get<double>();
       spec.timeout_s = c.at("timeout_s").get<int>();
+      if (c.contains("limits")) {
+        const nlohmann::json& l = c.at("limits");
+        constexpr double kGiB = 1073741824.0;
+        if (l.contains("host_memory_gib")) spec.host_memory_bytes = static_cast<std::uint64_t>(l.at("host_memory_gib").get<double>() * kGiB);
+        if (l.contains("gpu_memory_gib")) spec.gpu_memory_bytes = static_cast<std::uint64_t>(l.at("gpu_memory_gib").get<double>() * kGiB);
+      }
       spec.deterministic = c.value("deterministic", true);
       spec.tuned = c.value("tuned", false);
       spec.generic = c.value("generic", false);

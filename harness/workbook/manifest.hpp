@@ -1,6 +1,7 @@
 // The grader's manifest (grader/manifest.json): chapters, points, thresholds, hints, hint steps.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +9,17 @@
 #include <nlohmann/json_fwd.hpp>
 
 namespace workbook {
+
+//! What a chapter's process may hold while it is tested (a chapter's manifest entry may say more,
+//! under `limits`): host memory, pinned memory included (a cgroup), and GPU memory beside the
+//! judge's buffers it maps (NVML's count per process). Far more than any chapter's idea needs (a
+//! CUDA context and a workspace), far less than the machine: one chapter cannot take the memory
+//! of the chapters tested beside it. A process over either is ended, and its chapter fails.
+inline constexpr std::uint64_t kRunnerHostMemoryBytes = std::uint64_t(8) << 30;
+inline constexpr std::uint64_t kRunnerGpuMemoryBytes = std::uint64_t(4) << 30;
+//! The processes and threads of one sandbox (its cgroup's pids.max): the CUDA runtime, NCCL and
+//! compute-sanitizer start dozens; a fork bomb stops here.
+inline constexpr std::uint64_t kRunnerProcesses = 2048;
 
 struct ChapterSpec {
   std::string slug;     // "03_idle_threads"
@@ -48,6 +60,11 @@ struct ChapterSpec {
     std::string hint, lesson;
   };
   std::vector<HintStep> steps;
+  //! What the chapter's sandboxed process may hold (the manifest's `limits`, else contract.hpp's
+  //! defaults): host memory, pinned included (its cgroup), and GPU memory beside the judge's
+  //! buffers it maps (NVML). A process over either is ended and its chapter failed, with the figure.
+  std::uint64_t host_memory_bytes = kRunnerHostMemoryBytes;
+  std::uint64_t gpu_memory_bytes = kRunnerGpuMemoryBytes;
 };
 
 struct Manifest {
