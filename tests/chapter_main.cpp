@@ -489,7 +489,11 @@ int main(int argc, char** argv) {
       event["runner_exit"] = code;
       event["output_bytes"] = remote->output_bytes();
       event["output_kept"] = remote->output_kept();
-      if (remote->gpu_bytes_peak()) event["gpu_bytes"] = *remote->gpu_bytes_peak();
+      if (remote->gpu_bytes_peak()) {
+        event["gpu_bytes"] = *remote->gpu_bytes_peak();
+        fmt::print("[memory] the chapter's processes held at most {:.2f} GiB of GPU memory (NVML)\n",
+                   *remote->gpu_bytes_peak() / 1073741824.0);
+      }
       if (channel::writes_findings(wrapper)) event["findings"] = remote->findings();
       if (code != 0) {
         fmt::print("the chapter's process{} exited with status {}{}\n",
