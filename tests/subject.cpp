@@ -308,7 +308,7 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
       } catch (const std::exception&) {
       }
     }
-    if (text.empty()) subject->sandbox_.error = "the sandbox helper said nothing before it ended";
+    if (text.empty()) subject->sandbox_.error = "the sandbox helper said nothing before it ended (what it or bubblewrap printed is in this log)";
     // What this process set up around the helper: its cgroup; and bubblewrap, or why not.
     if (p.cgroup) subject->sandbox_.enforced.push_back(sandbox::Layer::memory_limit);
     else if (!cgroup_why.empty()) subject->sandbox_.missing.push_back(cgroup_why);

@@ -8,6 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include <climits>
+#include <cstdlib>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -156,7 +159,21 @@ std::vector<std::string> bwrap_words(const BwrapView& view) {
     if (size && view.scratch_bytes) argv.insert(argv.end(), {"--size", std::to_string(view.scratch_bytes)});
     argv.insert(argv.end(), {"--perms", "0700", "--tmpfs", view.scratch});
   }
-  for (const std::string& r : view.readable) argv.insert(argv.end(), {"--ro-bind-try", r, r});
+  // Each of `readable` at its real path, unless a system mount above already shows it: a bind onto
+  // the read-only /usr (or through one of its links) cannot make its mount point.
+  for (const std::string& r : view.readable) {
+    char real[PATH_MAX];
+    if (!realpath(r.c_str(), real)) continue;
+    const std::string path = real;
+    bool shown = false;
+    for (const char* system : kSystemMounts) {
+      char root[PATH_MAX];
+      if (!realpath(system, root)) continue;
+      const std::string under = std::string(root) + "/";
+      shown = shown || path == root || path.rfind(under, 0) == 0;
+    }
+    if (!shown) argv.insert(argv.end(), {"--ro-bind", path, path});
+  }
   argv.insert(argv.end(), {"--chdir", view.scratch, "--"});
   return argv;
 }
