@@ -363,9 +363,11 @@ TEST(JUnit, EscapesMarkupAndDropsWhatXmlForbids) {
   idle["failed_tests"][0]["message"] = "got <&\"'> \x01here\x1b[31m \xEF\xBF\xBE\xEF\xBF\xBF bad \xff byte\nline 2";
   const std::string xml = junit_xml({r});
   EXPECT_NE(xml.find("name=\"Quote&quot;d&lt;name&gt;\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("message=\"got &lt;&amp;&quot;&apos;&gt; here[31m  bad \xEF\xBF\xBD byte\""), std::string::npos)
+  // Control characters are shown as escapes (the learner's text is data), not dropped.
+  EXPECT_NE(xml.find("message=\"got &lt;&amp;&quot;&apos;&gt; \\x01here\\x1b[31m  bad \xEF\xBF\xBD byte\""),
+            std::string::npos)
       << xml;
-  EXPECT_NE(xml.find(">got &lt;&amp;&quot;&apos;&gt; here[31m  bad \xEF\xBF\xBD byte\nline 2</failure>"),
+  EXPECT_NE(xml.find(">got &lt;&amp;&quot;&apos;&gt; \\x01here\\x1b[31m  bad \xEF\xBF\xBD byte\nline 2</failure>"),
             std::string::npos);
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_EQ(xml.find('\x1b'), std::string::npos);
