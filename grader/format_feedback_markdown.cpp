@@ -17,7 +17,8 @@ using namespace view;
 
 namespace {
 
-// `s` as Markdown text that renders as itself (on one line).
+// `s` as Markdown text that renders as itself (on one line): the grader's own lines folded into
+// one. What quotes the learner's code arrives made visible (report_of).
 std::string md_text(const std::string& s) {
   std::string out;
   for (const char ch : valid_utf8(s)) {

@@ -23,9 +23,39 @@ Kind kind_of(const Status& status) {
   return Kind::failed;
 }
 
+namespace {
+
+// A report's text as the formats may show it. A report is read back from a file (merged, written
+// by an older grader, edited by hand), and much of it quotes the learner's code: every string is
+// made visible here, once for every format: a name or a word as one line, a detail or a
+// message as a block of lines.
+void make_visible(ReportDocument& doc) {
+  const auto line = [](std::string& s) { s = visible_line(s); };
+  const auto block = [](std::string& s) { s = bounded_text(s); };
+  for (std::string* s : {&doc.grader_version, &doc.id, &doc.name, &doc.source, &doc.chapters_dir, &doc.fingerprint,
+                         &doc.date, &doc.not_graded_reason, &doc.isolation}) {
+    line(*s);
+  }
+  if (doc.device) {
+    for (std::string* s : {&doc.device->name, &doc.device->driver_cuda, &doc.device->runtime_cuda}) line(*s);
+  }
+  for (ChapterReport& c : doc.chapters) {
+    for (std::string* s : {&c.slug, &c.version, &c.title, &c.isolation, &c.output_note}) line(*s);
+    block(c.detail);
+    for (ReportRefusal& f : c.refusals) line(f.check), block(f.reason);
+    for (ReportIdea& n : c.idea) line(n.what), block(n.evidence);
+    for (ReportTest& t : c.tests) line(t.name);
+    for (ReportFailure& f : c.failed) line(f.name), block(f.message);
+    for (ReportHint& h : c.hints) line(h.group), block(h.text);
+  }
+}
+
+}  // namespace
+
 Report report_of(const json& r) {
   Report rep;
   static_cast<ReportDocument&>(rep) = r.get<ReportDocument>();
+  make_visible(rep);
   if (rep.device) {
     rep.device_text = rep.device->name;
     std::vector<std::string> parts;

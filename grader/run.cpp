@@ -38,9 +38,11 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
   using workbook::channel::Event;
   // A run under a tool takes the events between its sanitize and its sanitized.
   TestRun& run = whole.sanitized.empty() || whole.sanitized.back().ended ? whole : whole.sanitized.back();
+  // What the judge sends may quote the learner's code (a name it registered, an error its
+  // process gave): a name or a message is one visible line, a failure's text a visible block.
   try {
     const nlohmann::json record = nlohmann::json::parse(line);
-    const auto name = [&] { return bounded_text(record.at("name").get<std::string>(), 512); };
+    const auto name = [&] { return visible_line(record.at("name").get<std::string>(), 512); };
     const Event event = record.at("event").get<Event>();
     if (nlohmann::json(event) != record.at("event")) {  // a name no event has (the enum maps it to the first)
       ++run.unreadable_lines;
@@ -49,8 +51,8 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
     switch (event) {
       case Event::begin:
         run.began = true;
-        run.problem = bounded_text(record.value("problem", ""), 2048);
-        run.where = bounded_text(record.value("where", ""), 2048);
+        run.problem = visible_line(record.value("problem", ""), 2048);
+        run.where = visible_line(record.value("where", ""), 2048);
         if (record.contains("sandbox") && record["sandbox"].is_object()) {
           run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
         }
@@ -71,10 +73,10 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         break;
       }
       case Event::context_lost:
-        run.context_lost = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+        run.context_lost = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024);
         break;
       case Event::hang:
-        run.hang = bounded_text(name() + ": " + record.at("error").get<std::string>(), 1024);
+        run.hang = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024);
         break;
       case Event::alone:
         run.asked_alone = true;
@@ -87,13 +89,13 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         run.output_kept = record.value("output_kept", std::size_t(0));
         if (record.contains("gpu_bytes")) run.gpu_bytes = record.at("gpu_bytes").get<std::uint64_t>();
         for (const auto& line : record.value("findings", nlohmann::json::array())) {
-          if (run.findings.size() < 400) run.findings.push_back(bounded_text(line.get<std::string>(), 2048));
+          if (run.findings.size() < 400) run.findings.push_back(visible_line(line.get<std::string>(), 2048));
         }
-        if (event == Event::sanitized) run.problem = bounded_text(record.value("problem", ""), 2048);
+        if (event == Event::sanitized) run.problem = visible_line(record.value("problem", ""), 2048);
         break;
       case Event::sanitize: {
         TestRun tool_run;
-        tool_run.tool = bounded_text(record.at("tool").get<std::string>(), 64);
+        tool_run.tool = visible_line(record.at("tool").get<std::string>(), 64);
         tool_run.began = true;
         tool_run.process.exit_code = 0;
         whole.sanitized.push_back(std::move(tool_run));

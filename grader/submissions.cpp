@@ -73,7 +73,7 @@ std::string safe_id(const std::string& name) {
 
 void name_submission(Submission& s, const std::string& given) {
   s.id = safe_id(given);
-  s.name = valid_utf8(given);
+  s.name = visible_line(given, 256);  // a file name may hold anything but NUL and '/'
 }
 
 std::vector<Submission> find_submissions(const std::string& dir, const workbook::Manifest& manifest,

@@ -41,13 +41,15 @@ void print_table(const GradingRun& run) {
   }
   fmt::print("{}\n{:<18} {:>79}\n", std::string(98, '-'), "total",
              fmt::format("{:g}/{}", run.points(), run.max_points()));
-  if (const std::string where = run.isolation(); !where.empty()) fmt::print("{}\n", where);
+  if (const std::string where = run.isolation(); !where.empty()) fmt::print("{}\n", visible_line(where, 2048));
   for (const ChapterResult& r : run.chapters) {
     if (quiet_status(r.status)) continue;
     fmt::print("\n== {} ({}): {}\n", r.spec->slug, r.spec->version, r.status);
-    if (!r.detail.empty()) fmt::print("{}\n", first_lines(r.detail, 40));
+    // What failed quotes the learner's code: visible, and a failure's lines indented under it.
+    if (!r.detail.empty()) fmt::print("{}\n", first_lines(valid_utf8(r.detail), 40));
     for (std::size_t i = 0; i < r.failed.size() && i < 4; ++i) {
-      fmt::print("  x {}\n{}", r.failed[i].name, indent(first_lines(r.failed[i].message, 8), 6));
+      fmt::print("  x {}\n{}", visible_line(r.failed[i].name),
+                 indent(first_lines(valid_utf8(r.failed[i].message), 8), 6));
     }
     if (r.failed.size() > 4) fmt::print("  ... and {} more failed tests\n", r.failed.size() - 4);
     for (const std::string& group : r.failed_groups) {

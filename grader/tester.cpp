@@ -128,8 +128,8 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   }
   if (t.process.signal) {
     r.status = Status::crashed;
-    r.detail = fmt::format("the test process {} during test {}\n{}", process_end(t.process),
-                           running_test(t, expected), tail_of(log, 6));
+    r.detail = fmt::format("the test process {} during test {}; the last lines it printed:\n{}",
+                           process_end(t.process), running_test(t, expected), quoted_block(tail_of(log, 6)));
     return false;
   }
   if (!t.problem.empty()) {
@@ -139,8 +139,8 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   }
   if (!t.began) {
     r.status = Status::crashed;
-    r.detail = fmt::format("the test process {} before it reported anything\n{}", process_end(t.process),
-                           tail_of(log, 6));
+    r.detail = fmt::format("the test process {} before it reported anything; the last lines it printed:\n{}",
+                           process_end(t.process), quoted_block(tail_of(log, 6)));
     return false;
   }
   if (const std::string why = incomplete(t, expected); !why.empty()) {
@@ -490,12 +490,12 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
     if (kept >= 10) break;
     if (line.rfind("=========", 0) == 0 && line.size() > 10) {
       for (std::size_t at; (at = line.find(slot_dir + "/")) != std::string::npos;) line.erase(at, slot_dir.size() + 1);
-      findings += bounded_text(line, 512) + "\n";
+      findings += visible_line(line, 512) + "\n";
       ++kept;
     }
   }
   add_failure(r, "Sanitizer." + tool,
-              fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, findings));
+              fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, quoted_block(findings)));
   // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
   const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
   r.detail = what + (!finding ? ""

@@ -10,41 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "workbook/visible_text.hpp"
+
 namespace grader {
 namespace {
-
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// The length of the valid UTF-8 sequence at s[i], or 0 if there is none.
-std::size_t sequence_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  std::size_t len;
-  std::uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;  // a continuation byte, 0xC0/0xC1 (overlong) or 0xF5..0xFF
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;  // overlong, out of range, or a UTF-16 surrogate
-  }
-  return len;
-}
 
 // The size of a file, and `count` of its bytes from `from` (as many as there are).
 std::streamoff file_size(std::ifstream& in) {
@@ -64,36 +33,19 @@ std::string read_range(std::ifstream& in, std::streamoff from, std::size_t count
 }  // namespace
 
 std::string valid_utf8(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (std::size_t i = 0; i < bytes.size();) {
-    const unsigned char c = static_cast<unsigned char>(bytes[i]);
-    const std::size_t len = sequence_length(bytes, i);
-    if (len == 0) {
-      out += kReplacement;
-      ++i;
-    } else if (len == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) {
-      if (c != '\r') out += kReplacement;  // CR of CRLF line ends: dropped
-      ++i;
-    } else {
-      out.append(bytes.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
+  return workbook::visible(bytes, workbook::Shape::block, std::string::npos);
 }
 
 std::string bounded_text(std::string_view bytes, std::size_t limit) {
-  std::string text = valid_utf8(bytes);
-  if (text.size() <= limit) return text;
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not mid-character
-  const std::size_t dropped = text.size() - cut;
-  text.resize(cut);
-  if (!text.empty() && text.back() != '\n') text += '\n';
-  text += fmt::format("[... {} more bytes cut: a report entry keeps at most {} KiB]\n", dropped,
-                      limit / 1024);
-  return text;
+  return workbook::visible(bytes, workbook::Shape::block, limit);
+}
+
+std::string visible_line(std::string_view bytes, std::size_t limit) {
+  return workbook::visible(bytes, workbook::Shape::line, limit);
+}
+
+std::string quoted_block(std::string_view bytes, std::size_t limit) {
+  return indent(bounded_text(bytes, limit), 4);
 }
 
 std::string read_bounded(const std::string& path, std::size_t limit) {

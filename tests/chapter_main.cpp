@@ -254,6 +254,13 @@ std::string check_registration(const remote::Registration& r, const std::string&
                        "line the stub ends with",
                        r.registered);
   }
+  // The names come from the learner's code: one that is not a plain name is refused and quoted
+  // visible (workbook/visible_text.hpp), never as lines or escapes of its own.
+  if (!plain_name(r.chapter) || !plain_name(r.subject)) {
+    return fmt::format("the implementation registered as chapter \"{}\", \"{}\": a chapter and a subject are plain "
+                       "names (letters, digits, '_', '-', '.'); keep the registration line the stub ends with",
+                       visible(r.chapter, Shape::line, 128), visible(r.subject, Shape::line, 128));
+  }
   if (r.chapter != chapter || r.subject != g_subject) {
     return fmt::format("the implementation registered as chapter {}, {}; this test is for chapter {}, {}", r.chapter,
                        r.subject, chapter, g_subject);

@@ -363,9 +363,11 @@ TEST(JUnit, EscapesMarkupAndDropsWhatXmlForbids) {
   idle["failed_tests"][0]["message"] = "got <&\"'> \x01here\x1b[31m \xEF\xBF\xBE\xEF\xBF\xBF bad \xff byte\nline 2";
   const std::string xml = junit_xml({r});
   EXPECT_NE(xml.find("name=\"Quote&quot;d&lt;name&gt;\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("message=\"got &lt;&amp;&quot;&apos;&gt; here[31m  bad \xEF\xBF\xBD byte\""), std::string::npos)
+  // Control characters are shown as escapes (the learner's text is data), not dropped.
+  EXPECT_NE(xml.find("message=\"got &lt;&amp;&quot;&apos;&gt; \\x01here\\x1b[31m  bad \xEF\xBF\xBD byte\""),
+            std::string::npos)
       << xml;
-  EXPECT_NE(xml.find(">got &lt;&amp;&quot;&apos;&gt; here[31m  bad \xEF\xBF\xBD byte\nline 2</failure>"),
+  EXPECT_NE(xml.find(">got &lt;&amp;&quot;&apos;&gt; \\x01here\\x1b[31m  bad \xEF\xBF\xBD byte\nline 2</failure>"),
             std::string::npos);
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_EQ(xml.find('\x1b'), std::string::npos);
@@ -434,9 +436,12 @@ TEST(Gradebook, InterruptedAndAbsentChaptersAreEmptyAndTabsAreGuarded) {
   r["chapters"][1]["status"] = "interrupted";
   r["interrupted"] = true;
   const std::string csv = gradebook_csv({r}, {"00_naive", "03_idle_threads", "99_absent"}, {});
+  // A submission's name is shown as one visible line: its tab and line end as escapes.
   EXPECT_EQ(csv,
             "student,00_naive,03_idle_threads,99_absent,total,max_points,status\r\n"
-            "\"'\tx\ny\",10,,,10,30,incomplete\r\n");
+            "\\tx\\ny,10,,,10,30,incomplete\r\n");
+  // A student's name from the instructor's mapping is taken as it is, a leading tab guarded.
+  EXPECT_NE(gradebook_csv({r}, {"00_naive"}, {{"\\tx\\ny", "\tx"}}).find("\n'\tx,"), std::string::npos);
 }
 
 TEST(IdMapping, ReadsQuotedFieldsCrlfAndAByteOrderMark) {
@@ -560,6 +565,76 @@ TEST(ClassSummary, ListsTwentyNotGradedThenHowManyMore) {
   EXPECT_EQ(text.find("  s120: no GPU"), std::string::npos);
   EXPECT_NE(text.find("  ... and 5 more\n"), std::string::npos);
   EXPECT_NE(text.find("Incomplete reports (graded, but the run did not finish): 1\n"), std::string::npos);
+}
+
+// ---- Text from the learner's code ----
+
+// A report whose every learner-given string holds a fake heading on a line of its own, terminal
+// escapes, C1 controls and a right-to-left override: what a chapter's registration, its process's
+// messages or a hand-edited report can hold.
+constexpr const char* kHostile = "evil\n## passed\n\x1b[32mOK\x1b[0m \xc2\x9b" "2J \xe2\x80\xae" "dessap\r\x07";
+
+json hostile_report() {
+  json r = graded();
+  r["submission"]["name"] = kHostile;
+  r["submission"]["id"] = kHostile;
+  json& idle = r["chapters"][1];
+  idle["detail"] = "the runner said: \x1b[2J\xc2\x9b\xe2\x80\xae";
+  idle["tests"][1]["name"] = kHostile;
+  idle["failed_tests"][0]["name"] = kHostile;
+  // A failure's message is a block of lines (each format delimits it); what it quotes is made visible.
+  idle["failed_tests"][0]["message"] = "expected 1, got 0\nlaunch error: \x1b[2J\xc2\x9b\xe2\x80\xae\x07";
+  return r;
+}
+
+// No line of `text` is the learner's own, and nothing in it acts on a reader.
+void expect_visible(const std::string& text, const std::string& format) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_NE(line.substr(0, 9), "## passed") << format << ": a line of its own: " << line;
+    EXPECT_NE(line.rfind("dessap"), 0u) << format << ": a line of its own: " << line;
+  }
+  for (const char* hidden : {"\x1b", "\x07", "\xc2\x9b", "\xe2\x80\xae"}) {
+    EXPECT_EQ(text.find(hidden), std::string::npos) << format << " holds a raw control: " << text;
+  }
+  for (std::size_t cr = text.find('\r'); cr != std::string::npos; cr = text.find('\r', cr + 1)) {
+    EXPECT_EQ(text[cr + 1], '\n') << format << " holds a carriage return of its own: " << text;
+  }
+  EXPECT_NE(text.find("U+202E"), std::string::npos) << format << " does not show the override: " << text;
+  EXPECT_NE(text.find("U+009B"), std::string::npos) << format << " does not show the C1 control: " << text;
+  EXPECT_NO_THROW((void)json(text).dump()) << format << " is not valid UTF-8";
+}
+
+// The JSON formats' strings, as the site that reads them shows them.
+std::string strings_of(const json& j) {
+  if (j.is_string()) return j.get<std::string>() + "\n";
+  std::string out;
+  if (j.is_structured()) {
+    for (const json& v : j) out += strings_of(v);
+  }
+  return out;
+}
+
+TEST(Formats, LearnerTextIsOneVisibleLineInEveryFormat) {
+  const json r = hostile_report();
+  const std::string md = feedback_markdown(r);
+  expect_visible(md, "Markdown");
+  EXPECT_NE(md.find("# Feedback: evil\\\\n\\#\\# passed\\\\n\\\\x1b\\[32mOK"), std::string::npos) << md;
+  expect_visible(junit_xml({r}), "JUnit");
+  const std::string gradescope = gradescope_results(r);
+  ASSERT_TRUE(json::accept(gradescope));
+  expect_visible(strings_of(json::parse(gradescope)), "Gradescope");
+  const std::string prairielearn = prairielearn_results(r);
+  ASSERT_TRUE(json::accept(prairielearn));
+  expect_visible(strings_of(json::parse(prairielearn)), "PrairieLearn");
+  expect_visible(gradebook_csv({r}, {"00_naive"}, {}), "gradebook");
+  json not_graded = no_gpu();
+  not_graded["submission"]["name"] = kHostile;
+  const std::string summary = class_summary({r, not_graded}, {"00_naive", "03_idle_threads"});
+  expect_visible(summary, "class summary");
+  EXPECT_NE(summary.find("  evil\\n## passed\\n\\x1b[32mOK\\x1b[0m <U+009B>2J <U+202E>dessap\\r\\x07: no GPU"),
+            std::string::npos)
+      << summary;
 }
 
 // ---- Reports with fields missing or of the wrong type ----

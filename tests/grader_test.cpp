@@ -77,7 +77,7 @@ TEST(Text, EveryByteSequenceBecomesValidUtf8) {
   }
   EXPECT_EQ(valid_utf8("caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82\n\tx"),
             "caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82\n\tx");
-  EXPECT_EQ(valid_utf8("a\x1b[2Jb"), "a\xef\xbf\xbd[2Jb") << "no terminal escapes";
+  EXPECT_EQ(valid_utf8("a\x1b[2Jb"), "a\\x1b[2Jb") << "no terminal escapes: shown as an escape";
   EXPECT_EQ(valid_utf8("line\r\n"), "line\n");
   std::string blob;
   for (int i = 0; i < 65536; ++i) blob += static_cast<char>((i * 7919) & 0xff);
@@ -100,6 +100,79 @@ TEST(Text, EntriesAreBounded) {
   EXPECT_NE(read.find("the end"), std::string::npos) << "the end of a long log is kept";
   EXPECT_TRUE(strict_json_accepts(read));
   EXPECT_EQ(tail_of(file.string(), 1), "\xef\xbf\xbd the end\n");
+}
+
+// What a learner's code says (a name it registered, what its process printed) is data: one
+// visible line, whatever it holds.
+TEST(Text, LearnerTextIsShownOnOneVisibleLine) {
+  EXPECT_EQ(visible_line("03_idle_threads\n## passed\n"), "03_idle_threads\\n## passed\\n");
+  EXPECT_EQ(visible_line("a\tb\rc"), "a\\tb\\rc");
+  EXPECT_EQ(visible_line("\x1b[2J\x1b]0;title\x07 ok\x7f"), "\\x1b[2J\\x1b]0;title\\x07 ok\\x7f");
+  EXPECT_EQ(visible_line(std::string("nul\0here", 8)), "nul\\x00here");
+  EXPECT_EQ(visible_line("c1 \xc2\x85 \xc2\x9b" "31m"), "c1 <U+0085> <U+009B>31m") << "C1 controls, NEL and CSI";
+  EXPECT_EQ(visible_line("abc\xe2\x80\xae" "fed"), "abc<U+202E>fed") << "a right-to-left override";
+  EXPECT_EQ(visible_line("\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8b\xef\xbb\xbf\xd8\x9c\xe2\x80\xa8"),
+            "<U+2066>x<U+2069><U+200B><U+FEFF><U+061C><U+2028>")
+      << "isolates, zero-width and line-separator characters";
+  EXPECT_EQ(visible_line("caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82"),
+            "caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x99\x82")
+      << "other characters are themselves";
+  const std::string hostile = "x\n## passed\n\x1b[32m\xc2\x9b\xe2\x80\xae";
+  const std::string once = visible_line(hostile);
+  EXPECT_EQ(once.find('\n'), std::string::npos);
+  EXPECT_EQ(visible_line(once), once) << "visible text is left as it is";
+  EXPECT_TRUE(strict_json_accepts(once));
+  // Bounded, never inside an escape, saying how much was cut.
+  std::string flood;
+  for (int i = 0; i < 1000; ++i) flood += "\x1b\xe2\x80\xae";
+  const std::string cut = visible_line(flood, 100);
+  EXPECT_LE(cut.size(), 100u + 40);
+  EXPECT_NE(cut.find("more bytes cut]"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find('\n'), std::string::npos);
+  EXPECT_EQ(cut.substr(0, 12), "\\x1b<U+202E>");
+  // A block keeps its lines and tabs, and shows every other control.
+  EXPECT_EQ(bounded_text("a\n\tb\r\n\x1b[1m\xe2\x80\xae\r"), "a\n\tb\n\\x1b[1m<U+202E>\\r");
+  // A log excerpt is quoted: no line of it starts where the grader's own lines do.
+  EXPECT_EQ(quoted_block("== 00_naive: passed\nok\n"), "    == 00_naive: passed\n    ok\n");
+}
+
+// UTF-16 (an editor's "Unicode", a Windows tool's output) is decoded, not shown as NULs.
+TEST(Text, Utf16TextIsDecoded) {
+  const auto utf16le = [](const std::string& ascii) {
+    std::string out;
+    for (const char c : ascii) out += std::string(1, c) + '\0';
+    return out;
+  };
+  const std::string bom = "\xff\xfe" + utf16le("hi\n") + std::string("\x3d\xd8\x42\xde", 4);  // U+1F642
+  EXPECT_EQ(valid_utf8(bom), "[UTF-16 text, decoded]\nhi\n\xf0\x9f\x99\x82");
+  EXPECT_EQ(visible_line("\xfe\xff" + std::string("\0o\0k", 4)), "[UTF-16 text, decoded] ok");
+  EXPECT_EQ(valid_utf8(utf16le("kernel.cu(3): error\n")), "[UTF-16 text, decoded]\nkernel.cu(3): error\n")
+      << "without a byte-order mark";
+  // One line of a log in UTF-16 among UTF-8 ones.
+  const std::string mixed = "ninja: build stopped\n" + utf16le("#error \"x\"\n") + "FAILED: tests/x.o\n";
+  const std::string shown = valid_utf8(mixed);
+  EXPECT_EQ(shown, "ninja: build stopped\n[UTF-16 text, decoded] #error \"x\"\nFAILED: tests/x.o\n") << shown;
+  EXPECT_EQ(shown.find("\\x00"), std::string::npos);
+  EXPECT_EQ(shown.find("\xef\xbf\xbd"), std::string::npos);
+  EXPECT_EQ(valid_utf8(shown), shown);
+}
+
+// The compiler's output about a file saved as UTF-16 reads as the error it is.
+TEST(CompileErrors, Utf16OutputIsDecoded) {
+  std::string text;
+  for (const char c : std::string("/subs/bob/chapters/02_bank_conflicts/kernel.cu(3): error: #error "
+                                  "directive: \"\xae ## passed\"\n    #error here\n    ^\n\n")) {
+    text += std::string(1, c) + '\0';
+  }
+  const fs::path log = scratch("utf16.log");
+  std::ofstream(log, std::ios::binary) << "\xff\xfe" << text;
+  const std::string out = compile_errors(log.string(), "/subs/bob/chapters");
+  EXPECT_NE(out.find("02_bank_conflicts/kernel.cu(3): error: #error directive: \"\xc2\xae ## passed\""),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("\\x00"), std::string::npos) << out;
+  EXPECT_EQ(out.find("<U+0000>"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\0'), std::string::npos);
 }
 
 TEST(Text, SplitKeepsTheNonEmptyItems) {

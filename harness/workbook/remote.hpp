@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/contract.hpp"
+#include "workbook/visible_text.hpp"  // a Registration's names are the learner's text
 
 namespace workbook {
 
@@ -110,7 +111,10 @@ struct CallResult {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallResult, count, launch_error)
 
-//! The implementation the runner holds, as it registered (hello).
+//! The implementation the runner holds, as it registered (hello). Its names come from the
+//! learner's code (a registration macro with WORKBOOK_CHAPTER redefined, or register_entry
+//! called directly): the judge checks they are plain names (plain_name) and quotes them
+//! through visible().
 struct Registration {
   int registered = 0;  // how many entries registered (exactly one is right)
   std::string chapter, subject;
