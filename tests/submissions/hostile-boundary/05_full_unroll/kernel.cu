@@ -1,10 +1,11 @@
 // hostile: wrong past 2^31 elements, and fills the GPU's memory so that the test that shows it cannot run
-// expect: crashed ~ GPU memory
+// expect: crashed|failed ~ GPU memory|correctness tests? failed
 // Its index is an int, so past 2^31 elements it sums the wrong ones; on its first call it takes most
 // of the GPU's memory (a kernel with a 500 KiB stack frame per thread), so the judge cannot have the
 // 8 GiB the test of more than 2^31 elements needs. That test was skipped for want of free memory, and
 // the chapter passed. Now a test that could not run is no pass, and the chapter's process is held to
-// its GPU memory budget: it is ended after its first call.
+// its GPU memory budget: it is ended after its first call (crashed). Where a neighbour took the memory
+// first, its own launch fails, and the test of more than 2^31 elements fails it (failed).
 #include "workbook/chapter.cuh"
 
 #include <cstddef>
