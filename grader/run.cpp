@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -117,6 +119,12 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
   TestRun run;
   ProcessOptions options;
   options.env = env;
+  // A folder of the grader's own for the judge's temporary files (a runner's scratch, where there is
+  // no bubblewrap to keep it in a tmpfs): removed when the judge has ended, killed or not.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string scratch = std::string(tmp && *tmp ? tmp : "/tmp") + "/workbook-judge-XXXXXX";
+  const bool own_tmp = mkdtemp(scratch.data()) != nullptr;
+  if (own_tmp) options.env["TMPDIR"] = scratch;
   // A run under a tool is slower (channel.hpp): the silence it may keep too.
   options.silence_limit_s = [&run, silence_limit_s] {
     return run.sanitized.empty() ? silence_limit_s : workbook::channel::kSanitizerTimeFactor * silence_limit_s;
@@ -133,6 +141,10 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
     };
   }
   run.process = run_process(argv, log_path, timeout_s, options);
+  if (own_tmp) {
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+  }
   // The lines no callback saw (all of them without one; a last line without its newline).
   std::istringstream in(run.process.channel.substr(std::min(taken, run.process.channel.size())));
   for (std::string line; std::getline(in, line);) {
