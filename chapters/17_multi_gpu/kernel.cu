@@ -1,8 +1,8 @@
 // Chapter 17: several GPUs: each GPU reduces its own shard, and NCCL adds the GPUs' sums.
 // Differs from chapter 11: the function below is one rank's part of a reduction whose input is
 // spread over several GPUs. The harness calls it once for each GPU, with that GPU current, its
-// shard, its stream and the NCCL communicator of every rank (one process drives every GPU, inside
-// one NCCL group). Reduce this GPU's shard to one float in *out (chapter 11's ticket, in one launch),
+// shard, its stream and that rank's own NCCL communicator (one process drives every GPU, and calls
+// every rank inside one NCCL group). Reduce this GPU's shard to one float in *out (chapter 11's ticket, in one launch),
 // then have NCCL add every rank's float, so that every GPU ends with the same total.
 // The block pass of chapter 07 is given (workbook/block_pass.cuh). Needs NCCL and two GPUs.
 // Check it: `grader/grade --chapter 17_multi_gpu` (skipped on one GPU; the lesson says how to try
@@ -72,11 +72,11 @@ void reduce_rank(const float* in, std::size_t n, float* out, void* workspace, cu
   reduce_shard<<<blocks, threads_per_block, 0, stream>>>(in, n, s.head, s.body, s.body_vectors,
                                                          s.tail_begin, partials, counter, out);
   //! [all_reduce]
-  // TODO: add every rank's *out and leave the total in every rank's *out: ncclAllReduce(sendbuff,
-  //       recvbuff, count, datatype, op, comm, stream). In place is allowed (the same pointer
-  //       twice); one float (ncclFloat), summed (ncclSum), on this rank's stream, so that it runs
-  //       after the kernel above. Do not wait for it here: the harness calls every rank inside one
-  //       NCCL group, so the collective is only enqueued when the group ends, after this call.
+  // TODO: one NCCL collective that adds every rank's *out and leaves the total in every rank's
+  //       *out (the lesson's "The idea", step 2; NCCL's documentation lists its collectives and
+  //       their arguments). Queue it on this rank's stream, so that it runs after the kernel
+  //       above, and do not wait for it here: the harness calls every rank inside one NCCL group,
+  //       so the collective is only enqueued when the group ends, after this call.
   (void)comm;  // TODO: remove once the all-reduce uses it
   //! [all_reduce]
 }

@@ -211,12 +211,23 @@ int main(int argc, char** argv) {
   });
   float got = 0;
   CHECK(cudaMemcpy(&got, gpus[0].sum, sizeof got, cudaMemcpyDeviceToHost));
-  bool same_bits = true;
+  // The same bits on every rank, in every process: the largest and the smallest of the ranks' bit
+  // patterns, each all-reduced as an unsigned integer, are one pattern only if every rank has it.
+  NCCL_CHECK(ncclGroupStart());
   for (Gpu& g : gpus) {
-    float other = 0;
-    CHECK(cudaMemcpy(&other, g.sum, sizeof other, cudaMemcpyDeviceToHost));
-    same_bits = same_bits && std::memcmp(&other, &got, sizeof got) == 0;
+    CHECK(cudaSetDevice(g.device));
+    auto* bits = reinterpret_cast<unsigned*>(g.vector);
+    CHECK(cudaMemcpyAsync(bits, g.sum, sizeof(unsigned), cudaMemcpyDeviceToDevice, g.stream));
+    CHECK(cudaMemcpyAsync(bits + 1, g.sum, sizeof(unsigned), cudaMemcpyDeviceToDevice, g.stream));
+    NCCL_CHECK(ncclAllReduce(bits, bits, 1, ncclUint32, ncclMax, g.comm, g.stream));
+    NCCL_CHECK(ncclAllReduce(bits + 1, bits + 1, 1, ncclUint32, ncclMin, g.comm, g.stream));
   }
+  NCCL_CHECK(ncclGroupEnd());
+  unsigned highest_lowest[2] = {0, 0};
+  CHECK(cudaSetDevice(gpus[0].device));
+  CHECK(cudaStreamSynchronize(gpus[0].stream));
+  CHECK(cudaMemcpy(highest_lowest, gpus[0].vector, sizeof highest_lowest, cudaMemcpyDeviceToHost));
+  const bool same_bits = highest_lowest[0] == highest_lowest[1];
   double want = 0, magnitude = 0;
   for (int r = 0; r < ranks; ++r) {
     double s, m;
