@@ -357,9 +357,7 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
         }
         if (referenced && only_stubs) continue;
       }
-      refusals.push_back({"symbol", fmt::format("uses {}: {} (trust.refused_symbols in grader/manifest.json; "
-                                                "chapter {}'s \"symbols\" do not list it)",
-                                                shown_symbol(s.name), reason->why, slug)});
+      refusals.push_back({"symbol", fmt::format("uses {}: {}", shown_symbol(s.name), reason->why)});
       continue;
     }
     const bool local = std::islower(static_cast<unsigned char>(s.type)) && s.type != 'u';
