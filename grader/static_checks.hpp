@@ -6,8 +6,10 @@
 //   toolkit header that is not a library reduction, the workbook's chapter header, or a harness
 //   header the chapter's manifest entry lists under "given" (given code: the answer of an earlier
 //   chapter, such as chapter 07's block pass, workbook/block_pass.cuh, for chapters 08 on);
-// - check_object: every symbol the object uses is on the allow-lists, it defines no external
-//   symbol outside its anonymous namespace, its host code has no system-call instruction, its
+// - check_object: no symbol the object uses is one the rules refuse (a library's reduction, the
+//   harness's or GoogleTest's code, a CUDA call beyond a launcher's; the C and C++ libraries are
+//   allowed), it defines nothing in the harness's or GoogleTest's namespace and no C-linkage
+//   function of a library the rules name, its host code has no system-call instruction, its
 //   sections are those compiled code has, and its host inline assembly (the assembler's listing)
 //   carries no directive: .incbin and .include read files into the object at build time, section
 //   switches put bytes where compiled code never does;
@@ -70,7 +72,7 @@ struct IdeaPattern {
 };
 
 struct ChapterRules {
-  std::vector<std::string> symbols;  // undefined symbols this chapter may use beyond the global list
+  std::vector<std::string> symbols;  // what this chapter may use of refused_symbols beyond allowed_symbols
   std::vector<IdeaPattern> idea;
   std::vector<std::string> given;    // harness headers it may include ("workbook/block_pass.cuh")
 };
@@ -78,9 +80,10 @@ struct ChapterRules {
 //! The trust rules, read from grader/manifest.json.
 struct Rules {
   std::vector<PathPattern> refused_includes;
-  std::vector<std::string> allowed_symbols;      // every chapter may use these (undefined)
+  std::vector<std::string> allowed_symbols;      // what every chapter may use of refused_symbols
   std::vector<std::string> allowed_definitions;  // external definitions nvcc emits
-  std::vector<SymbolReason> refused_symbols;     // the reason shown for an unlisted symbol
+  std::vector<SymbolReason> refused_symbols;     // what a chapter may not use, and why; the rest
+                                                 // (the C and C++ libraries) it may
   std::map<std::string, ChapterRules> chapters;  // by slug
   //! Every chapter's "given" file, with the reason a chapter that does not list it may not
   //! include it: it is the answer of the chapter before the first (in the manifest's order) that

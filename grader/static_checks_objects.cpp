@@ -221,6 +221,14 @@ bool is_system_call(const Instruction& insn) {
 #endif
 }
 
+// A demangled name that is a plain C identifier: a C-linkage function or a variable at file scope (a C++
+// function's name carries its parameters, a namespace's member its scope).
+bool is_identifier(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
 // Data symbols are named bare; functions get "()" when their name is a plain C identifier.
 std::string shown_symbol(const std::string& name) {
   static const std::set<std::string> data = {
@@ -228,11 +236,7 @@ std::string shown_symbol(const std::string& name) {
       "stdin",   "stdout",    "stderr",                  "_IO_2_1_stdout_",
       "_IO_2_1_stderr_", "__libc_argv", "__libc_argc", "optarg", "__dso_handle"};
   const std::string shown = printable(name);
-  const bool identifier =
-      !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-      });
-  return identifier && !data.count(name) ? shown + "()" : shown;
+  return is_identifier(name) && !data.count(name) ? shown + "()" : shown;
 }
 
 bool any_match(const std::vector<std::string>& patterns, const std::string& name) {
@@ -334,7 +338,14 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
   for (const Symbol& s : symbols) {
     if (!seen.insert(std::string(1, s.undefined ? 'U' : 'D') + s.name).second) continue;
     if (s.undefined) {
+      // Allowed unless the rules refuse it: the C and C++ libraries are ordinary code, and the
+      // sandbox bounds what they can do. refused_symbols names what no sandbox can stop (a
+      // library's reduction, the harness's code, CUDA calls beyond a launcher's); allowed_symbols
+      // and the chapter's "symbols" are the exceptions to it.
       if (any_match(rules.allowed_symbols, s.name) || any_match(chapter.symbols, s.name)) continue;
+      const auto reason = std::find_if(rules.refused_symbols.begin(), rules.refused_symbols.end(),
+                                       [&](const SymbolReason& r) { return any_match(r.patterns, s.name); });
+      if (reason == rules.refused_symbols.end()) continue;
       if (s.name == "exit") {
         bool referenced = false, only_stubs = true;
         for (const Function& f : functions) {
@@ -346,17 +357,7 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
         }
         if (referenced && only_stubs) continue;
       }
-      std::string why = fmt::format(
-          "chapter {} may not use it (not on trust.allowed_symbols or the chapter's \"symbols\" in "
-          "grader/manifest.json)",
-          slug);
-      for (const SymbolReason& reason : rules.refused_symbols) {
-        if (any_match(reason.patterns, s.name)) {
-          why = reason.why;
-          break;
-        }
-      }
-      refusals.push_back({"symbol", fmt::format("uses {}: {}", shown_symbol(s.name), why)});
+      refusals.push_back({"symbol", fmt::format("uses {}: {}", shown_symbol(s.name), reason->why)});
       continue;
     }
     const bool local = std::islower(static_cast<unsigned char>(s.type)) && s.type != 'u';
@@ -374,16 +375,19 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
       continue;
     }
     if (any_match(rules.allowed_definitions, s.name)) continue;
-    // A definition of its own (a __constant__ table, a helper outside the anonymous namespace) is
-    // the chapter's business; replacing the harness, GoogleTest, the C library or the CUDA runtime
-    // is not.
+    // A definition of its own (a __constant__ table, a helper outside the anonymous namespace, named
+    // ceil_div or anything else) is the chapter's business; replacing the harness, GoogleTest or
+    // the CUDA runtime is not. Only a C-linkage function can stand in for a library's (a C++
+    // function's symbol carries its parameters), and only one whose name the rules list is refused.
     if (harness_code) {
       refuse_harness_code();
       continue;
     }
-    const bool library = any_match(rules.allowed_symbols, s.name) ||
-                         std::any_of(rules.refused_symbols.begin(), rules.refused_symbols.end(),
-                                     [&](const SymbolReason& r) { return any_match(r.patterns, s.name); });
+    const bool c_function = (s.type == 'T' || s.type == 'i') && is_identifier(s.name);
+    const bool library = c_function &&
+                         (any_match(rules.allowed_symbols, s.name) ||
+                          std::any_of(rules.refused_symbols.begin(), rules.refused_symbols.end(),
+                                      [&](const SymbolReason& r) { return any_match(r.patterns, s.name); }));
     if (library) {
       refusals.push_back({"symbol", fmt::format("defines {}, a function of the C library or the CUDA runtime: a "
                                                 "chapter may not replace it",

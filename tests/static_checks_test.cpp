@@ -341,12 +341,80 @@ INSTANTIATE_TEST_SUITE_P(Files, Submission, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(StaticChecks, FindsTheSubmissions) {
+  // The static refusals of tests/submissions/hostile and hostile-2 (12 each): each is checked by
+  // Submission.MeetsItsExpectation; none may go missing when the rules shrink.
   const auto hostile = std::count_if(cases().begin(), cases().end(),
                                      [](const Case& c) { return c.expect_rejected; });
-  EXPECT_GE(hostile, 12) << "tests/submissions/hostile*/ should hold the hostile set";
+  EXPECT_GE(hostile, 24) << "tests/submissions/hostile*/ should hold the hostile set";
   const auto solutions = std::count_if(cases().begin(), cases().end(),
                                        [](const Case& c) { return c.tree == "solutions"; });
   EXPECT_EQ(solutions, static_cast<long>(rules().chapters.size()));
+}
+
+void write(const fs::path& path, const std::string& text);
+
+// The object's symbols as nm prints them (demangled), after Submission.MeetsItsExpectation built it.
+std::string symbols_of(const fs::path& object) {
+  const fs::path log = object.string() + ".symbols.log";
+  const ProcessResult r = run_process({WORKBOOK_NM, "-C", "-p", object.string()}, log.string(), 60);
+  if (r.timed_out || r.signal != 0 || r.exit_code != 0) return {};
+  std::ifstream in(log);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Honest kinds the checks once refused (tests/submissions/honest-2): pinned memory allocated with
+// flags (cudaHostAlloc), a helper at file scope named like a C function (ceil_div), std::call_once,
+// and std::cout with std::endl. Each file passes every static check, and its object really holds
+// the kind (so the file tests what it says).
+TEST(StaticChecks, HonestKindsOnceRefusedPass) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
+      {"08_host_finish", {"U cudaHostAlloc", "U cudaFreeHost"}},
+      {"10_atomic", {"T ceil_div(unsigned long, unsigned long)"}},
+      {"09_two_pass", {"__once_proxy", "_GLOBAL_OFFSET_TABLE_"}},
+      {"03_idle_threads", {"U std::cout", "std::ctype<char>::_M_widen_init() const"}}};
+  for (const auto& [slug, symbols] : kinds) {
+    const auto c = std::find_if(cases().begin(), cases().end(),
+                                [&](const Case& k) { return k.tree == "honest-2" && k.slug == slug; });
+    ASSERT_NE(c, cases().end()) << "tests/submissions/honest-2/" << slug << "/kernel.cu is missing";
+    const Outcome& o = outcomes().at(c->name);
+    ASSERT_TRUE(o.error.empty()) << o.error;
+    EXPECT_TRUE(o.include_refusals.empty()) << slug << " includes:" << joined(o.include_refusals);
+    ASSERT_TRUE(o.compiled) << slug << " does not compile:\n" << o.compile_log;
+    EXPECT_TRUE(o.object_refusals.empty()) << slug << " object:" << joined(o.object_refusals);
+    const std::string nm = symbols_of(work_root() / c->name / "kernel.o");
+    for (const std::string& symbol : symbols) {
+      EXPECT_NE(nm.find(symbol), std::string::npos) << slug << ": the object has no " << symbol << ":\n" << nm;
+    }
+  }
+}
+
+// A definition is the chapter's own whatever its name: a variable at file scope, a C++ helper named
+// like a CUDA call, a C-linkage function no library has. Only a C-linkage function the rules name (a
+// CUDA runtime call here) would replace a library's, and is refused.
+TEST(StaticChecks, DefinitionsAreTheChaptersOwnWhateverTheirName) {
+  const fs::path dir = work_root() / "definitions" / "00_naive";
+  fs::create_directories(dir);
+  write(dir / "kernel.cu",
+             "#include <cstddef>\n#include <cuda_runtime.h>\n"
+             "float cutoff = 1.0f;\n"
+             "int exit_code = 0;\n"
+             "extern \"C\" int ceil_div_c(int a, int b) { return (a + b - 1) / b; }\n"
+             "std::size_t ceil(std::size_t a, std::size_t b) { return (a + b - 1) / b; }\n"
+             "cudaError_t cudaCheck(cudaError_t e) { return e; }\n"
+             "extern \"C\" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }\n");
+  const fs::path work = work_root() / "definitions-work";
+  fs::create_directories(work);
+  const Toolchain tc = toolchain("00_naive", "learner", work);
+  std::vector<std::string> argv = {tc.nvcc};
+  argv.insert(argv.end(), tc.compile_flags.begin(), tc.compile_flags.end());
+  argv.insert(argv.end(), {"-c", (dir / "kernel.cu").string(), "-o", (work / "kernel.o").string()});
+  const ProcessResult r = run_process(argv, (work / "compile.log").string(), 300);
+  ASSERT_TRUE(!r.timed_out && r.signal == 0 && r.exit_code == 0) << "see " << (work / "compile.log");
+  const std::vector<Refusal> refusals = check_object(tc, rules(), "00_naive", (work / "kernel.o").string());
+  ASSERT_EQ(refusals.size(), 1u) << joined(refusals);
+  EXPECT_NE(refusals[0].reason.find("defines cudaEventQuery(), a function of the C library or the CUDA runtime"),
+            std::string::npos)
+      << refusals[0].reason;
 }
 
 TEST(StaticChecks, EveryManifestChapterHasRules) {
