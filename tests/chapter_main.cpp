@@ -333,6 +333,13 @@ std::string skip_reason(const Unmet& unmet) {
 
 Outcome run_calls(const std::vector<Call>& calls) {
   Outcome o = subject().run(calls);
+  // The chapter's code could not have device memory (a launch or an allocation of its): where other
+  // processes hold the device's memory, that is no fault of its own, and the grader tests it again
+  // with the GPU alone (where it still fails, that run's verdict stands).
+  const std::string no_memory = error_text(cudaErrorMemoryAllocation);
+  bool short_of_memory = o.error.find(no_memory) != std::string::npos;
+  for (const auto& r : o.results) short_of_memory = short_of_memory || r.launch_error.find(no_memory) != std::string::npos;
+  if (short_of_memory) report_starved();
   if (o.fatal && g_broken.empty()) {
     g_broken = o.error;
     g_hung = o.hang;

@@ -53,12 +53,22 @@ std::string explain_exact(const ExactPlan& plan, const TrialResult& t) {
 }
 
 void expect_exact(std::size_t n, std::size_t offset) {
-  const ExactCase ec(n, offset);
+  ExactCase ec(n, offset);
   Trial trial(n);
   const TrialResult t = trial.run(ec.input);
   WORKBOOK_FAIL_ON(t.problems, where(n, offset));
   WORKBOOK_FAIL_ON(explain_exact(ec.plan, t),
                    is_full() ? where(n, offset) : fmt::format("{}, {} partials", where(n, offset), t.partials.size()));
+  if (n == 0) return;
+  // The same buffer at once again, other elements set: a chapter that remembers what it found in a
+  // buffer, and replays it when called on that buffer again, gives the old sum.
+  const ExactPlan moved = make_exact_plan(n, seed() + 0x5eedu + n);
+  ec.input.upload_sparse(moved.marks(), stream());
+  const TrialResult again = trial.run(ec.input);
+  const std::string twice = where(n, offset) + ", called again on the same buffer with other elements set";
+  WORKBOOK_FAIL_ON(again.problems, twice);
+  WORKBOOK_FAIL_ON(explain_exact(moved, again),
+                   is_full() ? twice : fmt::format("{}, {} partials", twice, again.partials.size()));
 }
 
 //! Random inputs are shared between tests of one size (drawing 2^27 floats takes a moment).

@@ -50,6 +50,7 @@ standins() {  # standins <dir>
   fake "$d" c++ '[ "$1" = --version ] && { echo "c++ (stand-in) 12.2.0"; exit 0; }; cat >/dev/null'
   fake "$d" id '[ "$1" = -u ] && echo "${FAKE_UID:-0}"'
   fake "$d" sudo 'exit 1'
+  fake "$d" bwrap 'exit 0'  # bubblewrap is here (only looked for on PATH)
   fake "$d" apt-get '
 case " $* " in *" install "*" ninja-build"*)
   if [ -n "$FAKE_APT_INSTALLS" ]; then

@@ -639,3 +639,19 @@ TEST(StaticChecks, IncludeCornerCases) {
 }
 
 }  // namespace
+
+// The host assembler's listing of GCC 13's <iostream> (an asm() of libstdc++'s own, between #APP and
+// #NO_APP) is honest code's; a directive the learner wrote there, or one that reads a file, is not.
+TEST(StaticChecks, HostAssemblyOfLibstdcxxIsNotTheLearners) {
+  const std::string iostream_gcc13 =
+      "  10              \t#APP\n"
+      "  11              \t\t.globl _ZSt21ios_base_library_initv\n"
+      "  12              \t#NO_APP\n";
+  EXPECT_TRUE(check_host_assembly(iostream_gcc13).empty());
+  const std::string learners =
+      "  10              \t#APP\n"
+      "  11              \t\t.globl my_entry\n"
+      "  12              \t#NO_APP\n"
+      "  13              \t.incbin \"/etc/passwd\"\n";
+  EXPECT_EQ(check_host_assembly(learners).size(), 2u);
+}
