@@ -736,6 +736,43 @@ TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
   EXPECT_EQ(run.unreadable_lines, 1);
 }
 
+// The judge's word that a test was starved (another process held the device memory it needed), the
+// GPU memory its runner held, and compute-sanitizer's findings, all read from the channel, never
+// from what the chapter printed; the judge's TMPDIR is the grader's, gone once the judge ends.
+TEST(Processes, StarvedFindingsAndMemoryComeFromTheChannel) {
+  using workbook::channel::Event;
+  nlohmann::json starved = test_event("Sizes/ExactSums.EveryElementCountedOnce/n_1000", "failed");
+  starved["starved"] = true;
+  const nlohmann::json printed = {{"event", Event::sanitized}, {"tool", "memcheck"},      {"problem", ""},
+                                  {"runner_exit", 97},         {"gpu_bytes", 536870912}, {"findings", {"========= Invalid __global__ read", "\x1b[2J"}}};
+  const fs::path script = scratch("starved.sh");
+  std::ofstream(script) << "echo '========= a line the chapter printed'\n"
+                        << "echo \"$TMPDIR\" > " << scratch("judge_tmpdir.txt").string() << "\n"
+                        << "touch \"$TMPDIR/left\"\n"
+                        << send_event({{"event", Event::begin}, {"problem", ""}}) << send_event(starved)
+                        << send_event({{"event", Event::end}, {"runner_exit", 0}, {"gpu_bytes", 1073741824}})
+                        << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}}) << send_event(printed);
+  const TestRun run = run_tests({"sh", script.string()}, scratch("starved.log").string(), 10, {}, 0,
+                                [](Event event, const TestRun&) {
+                                  return event == Event::sanitize ? ProcessOptions::Grant::grant
+                                                                  : ProcessOptions::Grant::none;
+                                });
+  ASSERT_EQ(run.tests.size(), 1u);
+  EXPECT_TRUE(run.tests[0].starved);
+  EXPECT_TRUE(run.starved());
+  ASSERT_TRUE(run.gpu_bytes.has_value());
+  EXPECT_EQ(*run.gpu_bytes, 1073741824u);
+  EXPECT_TRUE(run.findings.empty()) << "the chapter's own lines are never findings";
+  ASSERT_EQ(run.sanitized.size(), 1u);
+  ASSERT_EQ(run.sanitized[0].findings.size(), 2u);
+  EXPECT_EQ(run.sanitized[0].findings[0], "========= Invalid __global__ read");
+  EXPECT_EQ(run.sanitized[0].findings[1].find('\x1b'), std::string::npos) << "a finding is shown on one visible line";
+  std::string tmpdir;
+  std::getline(std::ifstream(scratch("judge_tmpdir.txt")), tmpdir);
+  EXPECT_NE(tmpdir.find("workbook-judge-"), std::string::npos) << tmpdir;
+  EXPECT_FALSE(fs::exists(tmpdir)) << "the judge's temporary folder is removed when it ends";
+}
+
 TEST(Processes, AnInterruptEndsTheChildAndIsRemembered) {
   install_interrupt_handlers();
   std::thread interrupter([] {

@@ -14,6 +14,7 @@
 
 #include "workbook/inputs.hpp"
 #include "workbook/manifest.hpp"
+#include "workbook/sandbox.hpp"
 #include "workbook/verify.hpp"
 
 namespace workbook {
@@ -378,6 +379,37 @@ TEST(Manifest, RefusesAChapterWithoutTwoOrThreeGoodSteps) {
 
 TEST(Manifest, ReportsAMissingFile) {
   EXPECT_THROW(load_manifest("/nonexistent/manifest.json"), std::runtime_error);
+}
+
+// What a runner sees under bubblewrap: the system's mounts read-only, its own files at their real
+// paths (not again where a system mount shows them: a bind onto the read-only /usr cannot be made), a
+// scratch tmpfs, and the program's words after "--".
+TEST(Sandbox, BubblewrapShowsTheSystemAndTheProgramsOwnFilesOnly) {
+  namespace fs = std::filesystem;
+  const fs::path own = fs::temp_directory_path() / "workbook-bwrap-view";
+  fs::create_directories(own);
+  sandbox::BwrapView view;
+  view.bwrap = "/bin/true";  // only asked for --help here: no --size then
+  view.scratch = sandbox::kSandboxScratch;
+  view.scratch_bytes = sandbox::kScratchBytes;
+  view.readable = {"/usr/lib", own.string(), "/nonexistent/workbook"};
+  const std::vector<std::string> words = sandbox::bwrap_words(view);
+  const auto has = [&](std::vector<std::string> run) {
+    return std::search(words.begin(), words.end(), run.begin(), run.end()) != words.end();
+  };
+  EXPECT_EQ(words.front(), "/bin/true");
+  EXPECT_EQ(words.back(), "--");
+  EXPECT_TRUE(has({"--unshare-all"}) && has({"--die-with-parent"}) && has({"--cap-drop", "ALL"}));
+  EXPECT_TRUE(has({"--ro-bind-try", "/usr", "/usr"}));
+  EXPECT_TRUE(has({"--tmpfs", "/tmp"}));
+  EXPECT_TRUE(has({"--tmpfs", sandbox::kSandboxScratch}));
+  EXPECT_TRUE(has({"--chdir", sandbox::kSandboxScratch}));
+  const std::string real = fs::canonical(own).string();
+  EXPECT_TRUE(has({"--ro-bind", real, real})) << "the program's own folder, at its real path";
+  EXPECT_FALSE(has({"--ro-bind", "/usr/lib", "/usr/lib"})) << "shown by /usr already";
+  EXPECT_FALSE(has({"--ro-bind", "/nonexistent/workbook", "/nonexistent/workbook"}));
+  for (const std::string& w : words) EXPECT_NE(w, "/etc") << "no /etc beyond the loader's files";
+  fs::remove_all(own);
 }
 
 }  // namespace
