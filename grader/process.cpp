@@ -105,6 +105,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     close_pipes();
     return result;
   }
+  result.pid = pid;
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);

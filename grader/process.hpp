@@ -19,6 +19,7 @@ struct ProcessResult {
   std::string channel;       // what arrived on the result channel, if one was asked for
   bool channel_overflowed = false;
   bool silent = false;       // timed out because the channel stayed silent too long
+  int pid = -1;              // the child's process id, once it was started
 };
 
 struct ProcessOptions {

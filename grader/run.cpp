@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "text.hpp"
+#include "workbook/cgroup.hpp"
 #include "workbook/channel.hpp"
 #include "workbook/names.hpp"
 #include "workbook/sandbox.hpp"
@@ -141,6 +142,7 @@ TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_p
     };
   }
   run.process = run_process(argv, log_path, timeout_s, options);
+  workbook::cgroup::remove_left_by(run.process.pid);  // a judge that was killed leaves its runner's
   if (own_tmp) {
     std::error_code ec;
     std::filesystem::remove_all(scratch, ec);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -168,6 +169,26 @@ int Leaf::oom_kills() const {
 std::uint64_t Leaf::peak_bytes() const {
   const std::string text = read_text(path_ + "/memory.peak");
   return text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10);
+}
+
+void remove_left_by(pid_t maker) {
+  const Base& b = base();
+  if (b.dir.empty() || maker <= 0) return;
+  const std::string prefix = fmt::format("workbook.{}.", maker);
+  DIR* dir = opendir(b.dir.c_str());
+  if (!dir) return;
+  std::vector<std::string> left;
+  while (const dirent* e = readdir(dir)) {
+    if (std::string(e->d_name).rfind(prefix, 0) == 0) left.push_back(b.dir + "/" + e->d_name);
+  }
+  closedir(dir);
+  for (const std::string& path : left) {
+    write_text(path + "/cgroup.kill", "1");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (rmdir(path.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
 }
 
 }  // namespace workbook::cgroup

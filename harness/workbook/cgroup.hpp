@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include <sys/types.h>
+
 namespace workbook::cgroup {
 
 //! The limits of one sandbox.
@@ -49,5 +51,9 @@ class Leaf {
   Limits limits_;
   int procs_fd_ = -1;
 };
+
+//! Kills what is in the cgroups that the process `maker` made and did not remove (it was killed),
+//! and removes them. The grader calls it when a judge has ended.
+void remove_left_by(pid_t maker);
 
 }  // namespace workbook::cgroup
