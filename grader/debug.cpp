@@ -92,7 +92,7 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
     return s;
   }());
   std::fflush(stdout);
-  setenv("WORKBOOK_SEED", std::to_string(opt.seed).c_str(), 1);
+  setenv(workbook::names::kSeedVariable, std::to_string(opt.seed).c_str(), 1);
   if (debug.tool == "cuda-gdb") {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -26,9 +26,9 @@ namespace names = workbook::names;
 using workbook::channel::Result;
 
 // The longest test takes about a second alone on the GPU (H200, 2026-11-30); a call of the
-// chapter's code that takes longer than kCallLimit is a hang, which the judge reports itself, and a
-// judge that reports nothing for kSilenceLimit is ended.
-constexpr double kCallLimit = 10;
+// chapter's code that takes longer than channel::kCallLimitSeconds is a hang, which the judge reports
+// itself, and a judge that reports nothing for kSilenceLimit is ended.
+constexpr double kCallLimit = workbook::channel::kCallLimitSeconds;
 constexpr double kSilenceLimit = 15;
 
 // A Bandwidth test's figures: the subject's GB/s and the ceiling's, when it measured them.
@@ -218,7 +218,7 @@ workbook::Unmet GpuTester::unmet(const workbook::ChapterSpec& spec) const {
 // others. Those ranks' tests are correctness tests on small shards, outside the other GPUs'
 // timing gates.
 std::map<std::string, std::string> GpuTester::env(const workbook::ChapterSpec& spec) const {
-  std::map<std::string, std::string> e = {{"WORKBOOK_SEED", std::to_string(session_.options().seed)}};
+  std::map<std::string, std::string> e = {{names::kSeedVariable, std::to_string(session_.options().seed)}};
   if (!gpu_.visible.empty()) {
     std::string visible = gpu_.visible;
     if (workbook::gpus_needed(spec) > 1) {

@@ -172,9 +172,9 @@ class Reporter : public ::testing::EmptyTestEventListener {
 };
 
 std::uint64_t pick_seed() {
-  if (const char* env = std::getenv("WORKBOOK_SEED")) {
+  if (const char* env = std::getenv(names::kSeedVariable)) {
     const std::uint64_t s = std::strtoull(env, nullptr, 0);
-    unsetenv("WORKBOOK_SEED");
+    unsetenv(names::kSeedVariable);
     return s;
   }
   std::random_device rd;
@@ -479,8 +479,8 @@ int main(int argc, char** argv) {
     g_implementation.reset();  // ends the runner while the memory it maps is still there
     return 2;
   }
-  fmt::print("chapter {} ({}), testing the {} implementation {}, seed {} (set WORKBOOK_SEED={} to repeat)\n", chapter,
-             g_spec->version, g_subject, where, g_seed, g_seed);
+  fmt::print("chapter {} ({}), testing the {} implementation {}, seed {} (set {}={} to repeat)\n", chapter,
+             g_spec->version, g_subject, where, g_seed, names::kSeedVariable, g_seed);
   fmt::print("[timing] ready to test after {:.0f} ms (the device, the chapter's process)\n", ms_since(started));
   const auto tests_started = std::chrono::steady_clock::now();
   std::fflush(stdout);

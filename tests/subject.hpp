@@ -18,6 +18,7 @@
 #include "workbook/contract.hpp"
 #include "workbook/remote.hpp"
 #include "workbook/cgroup.hpp"
+#include "workbook/channel.hpp"
 #include "workbook/sandbox.hpp"
 
 namespace workbook::test {
@@ -58,7 +59,7 @@ struct RunnerOptions {
   std::vector<std::string> wrapper;       //!< a tool that starts it (compute-sanitizer ..., cuda-gdb --args)
   bool interactive = false;               //!< the tool talks to the terminal (cuda-gdb): stdio inherited
   bool loopback = false;                  //!< a loopback network of its own in the sandbox (NCCL's bootstrap)
-  double call_timeout_s = 60;             //!< a run that takes longer is a hang (0: no limit)
+  double call_timeout_s = channel::kCallLimitSeconds;  //!< a run that takes longer is a hang (0: no limit)
   double cpu_seconds = 0;                 //!< RLIMIT_CPU of the runner
   std::size_t output_limit = std::size_t(1) << 20;  //!< the runner's output kept in the log
   //! What the sandbox's cgroup allows its processes (host memory, pinned included; processes).

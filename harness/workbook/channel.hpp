@@ -63,6 +63,10 @@ inline constexpr int kSanitizerFoundErrors = 97;
 inline constexpr int kSanitizerLogFd = 5;
 inline constexpr const char* kSanitizerLogFile = "/proc/self/fd/5";
 
+//! A call of the chapter's code that has not finished after this long is a hang (the longest test
+//! takes about a second alone on an H200): the grader's limit and a judge's default.
+inline constexpr double kCallLimitSeconds = 10;
+
 //! How much longer everything may take under a compute-sanitizer tool: a call, a test process, the
 //! silence before a process counts as hung.
 inline constexpr double kSanitizerTimeFactor = 4;

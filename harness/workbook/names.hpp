@@ -62,6 +62,9 @@ inline constexpr const char* kResultFdVariable = "WORKBOOK_RESULT_FD";
 //! each (on one GPU: one rank), to try its code there; the grader never sets it, and reports such a
 //! chapter on too few GPUs as skipped.
 inline constexpr const char* kRehearsalVariable = "WORKBOOK_ONE_GPU_REHEARSAL";
+//! The seed a judge draws its inputs from, set by the grader (--seed) or by hand to repeat a run; the
+//! judge takes it out of its environment at once, so no runner sees it.
+inline constexpr const char* kSeedVariable = "WORKBOOK_SEED";
 //! The descriptor a judge reads the grader's grant of the GPU alone from (channel.hpp, Event::alone).
 inline constexpr const char* kGrantFdVariable = "WORKBOOK_GRANT_FD";
 
