@@ -449,6 +449,7 @@ int exit_code_of(int status) {
   view.scratch_bytes = a.scratch_bytes;
   view.scratch_on_host = a.scratch_on_host && !a.scratch.empty();
   view.readable = a.readable;
+  view.terminal = a.debugger;
   view.readable.push_back(len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string(argv[0]));
   view.readable.push_back(a.program.front());
   for (const std::string& w : a.writable) {

@@ -144,8 +144,11 @@ std::vector<std::string> bwrap_words(const BwrapView& view) {
     run_capture({view.bwrap, "--help"}, &help);
     return help.find("--size") != std::string::npos;
   }();
-  std::vector<std::string> argv = {view.bwrap, "--die-with-parent", "--new-session", "--unshare-all",
-                                   "--cap-drop", "ALL", "--tmpfs", "/tmp"};
+  std::vector<std::string> argv = {view.bwrap, "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
+                                   "--tmpfs", "/tmp"};
+  // A session of its own, so that nothing inside can push input into the caller's terminal; a
+  // debugger's session (cuda-gdb) needs that terminal.
+  if (!view.terminal) argv.push_back("--new-session");
   for (const char* path : kSystemMounts) argv.insert(argv.end(), {"--ro-bind-try", path, path});
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
   glob_t g{};

@@ -115,6 +115,7 @@ struct BwrapView {
   std::uint64_t scratch_bytes = 0;
   bool scratch_on_host = false;
   std::vector<std::string> readable;
+  bool terminal = false;  //!< keeps the caller's terminal (a debugger's session); else a new session
 };
 //! bubblewrap's command line for `view`, up to and with its "--": the program's words follow.
 std::vector<std::string> bwrap_words(const BwrapView& view);
