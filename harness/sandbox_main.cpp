@@ -450,13 +450,14 @@ int exit_code_of(int status) {
   view.scratch_on_host = a.scratch_on_host && !a.scratch.empty();
   view.readable = a.readable;
   view.terminal = a.debugger;
-  view.readable.push_back(len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string(argv[0]));
+  const std::string helper = len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string(argv[0]);
+  view.readable.push_back(helper);
   view.readable.push_back(a.program.front());
   for (const std::string& w : a.writable) {
     if (w.rfind("/dev/", 0) != 0 && w != "/proc") view.readable.push_back(w);
   }
   std::vector<std::string> words = workbook::sandbox::bwrap_words(view);
-  words.push_back(view.readable[view.readable.size() - 2]);
+  words.push_back(helper);
   words.push_back("--in-bwrap");
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -498,8 +498,8 @@ int main(int argc, char** argv) {
 #endif
     set_filter(args->sanitized_tests);
     rc = RUN_ALL_TESTS() != 0;
-    const bool negative_only = !given.empty() && given[0] == '-';
-    set_filter(given + (negative_only || given.find('-') != std::string::npos ? ":" : "-") + args->sanitized_tests);
+    // Added to the filter's negative patterns, after its "-" where it has one.
+    set_filter(given + (given.find('-') != std::string::npos ? ":" : "-") + args->sanitized_tests);
   }
   rc = RUN_ALL_TESTS() != 0 || rc != 0;
   // The tests that need the GPU alone, in the same process (its device, buffers and chapter's
