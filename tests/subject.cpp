@@ -392,25 +392,21 @@ bool RemoteSubject::over_gpu_budget(std::string* why) {
   const std::optional<std::uint64_t> held = gpu_memory::held_by(gpu_memory::process_tree(process_->pid), &unknown);
   if (!held) return false;
   gpu_bytes_peak_ = std::max(gpu_bytes_peak_.value_or(0), *held);
-  if (*held <= gpu_budget_ + mapped_bytes_) return false;
+  std::uint64_t mapped_bytes = 0;
+  for (const auto& [id, bytes] : mapped_) mapped_bytes += bytes;
+  if (*held <= gpu_budget_ + mapped_bytes) return false;
   *why = fmt::format("the chapter's process held {:.2f} GiB of GPU memory (NVML), over its budget of {:.2f} GiB "
                      "beside the {:.2f} GiB of the judge's buffers it maps: it was ended, so that it cannot take "
                      "the GPU's memory from the chapters tested beside it (a large __device__ array, a huge "
                      "stack, or cudaMalloc calls it never frees)",
-                     *held / 1073741824.0, gpu_budget_ / 1073741824.0, mapped_bytes_ / 1073741824.0);
+                     *held / 1073741824.0, gpu_budget_ / 1073741824.0, mapped_bytes / 1073741824.0);
   dead_ = true;
   process_->kill_now();
   return true;
 }
 
 void RemoteSubject::unmap(std::uint64_t id) {
-  const auto it = std::find(mapped_.begin(), mapped_.end(), id);
-  if (it == mapped_.end()) return;
-  mapped_.erase(it);
-  if (const auto size = mapped_sizes_.find(id); size != mapped_sizes_.end()) {
-    mapped_bytes_ -= size->second;
-    mapped_sizes_.erase(size);
-  }
+  if (mapped_.erase(id) == 0) return;
   remote::Request req;
   req.op = remote::Op::unmap;
   req.unmap = {id};
@@ -445,7 +441,7 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     if (!a) throw std::logic_error("a call names memory that is not shared with the runner");
     at.buffer = a->id;
     at.offset = static_cast<std::uint64_t>(static_cast<const char*>(p) - a->base);
-    if (std::find(mapped_.begin(), mapped_.end(), a->id) == mapped_.end() &&
+    if (mapped_.count(a->id) == 0 &&
         std::find(new_mappings.begin(), new_mappings.end(), a) == new_mappings.end()) {
       new_mappings.push_back(a);
     }
@@ -483,9 +479,7 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
       o.fatal = true;
       return o;
     }
-    mapped_.push_back(a->id);
-    mapped_sizes_[a->id] = a->mapped;
-    mapped_bytes_ += a->mapped;
+    mapped_[a->id] = a->mapped;
   }
   const auto start = Clock::now();
   std::string why;

@@ -112,9 +112,7 @@ class RemoteSubject : public Subject {
   bool sandboxed_ = false;
   bool dead_ = false;
   double call_timeout_s_ = 60;
-  std::vector<std::uint64_t> mapped_;
-  std::map<std::uint64_t, std::uint64_t> mapped_sizes_;
-  std::uint64_t mapped_bytes_ = 0;  // of the judge's buffers it maps now
+  std::map<std::uint64_t, std::uint64_t> mapped_;  // the judge's buffers it maps now: id -> bytes
   int exit_code_ = -1;
   std::size_t output_bytes_ = 0, output_kept_ = 0;
   std::vector<std::string> findings_;
