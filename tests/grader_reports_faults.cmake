@@ -5,8 +5,9 @@ cmake_minimum_required(VERSION 3.25)
 # An item is `slug=<with a GPU>@<without one>`: the half for this machine (the grader's report
 # says whether it found a GPU) is `status|status~evidence`: the chapter's status must be one of
 # those, its report entry must match the regex `evidence`, and it must score 0 points; `correct`
-# asks that every correctness test passed, `full_marks` that it passed with every point; `-` that
-# the chapter is not checked here. `+slug=...` does not check the points.
+# asks that every correctness test passed, `full_marks` that it passed with every point, `slow~evidence`
+# that it passed every correctness test and failed only its bandwidth threshold (the points of a correct,
+# slow kernel, short of full marks); `-` that the chapter is not checked here. `+slug=...` does not check the points.
 string(REPLACE "," ";" EXPECT "${EXPECT}")
 string(REPLACE "," ";" LEAVES "${LEAVES}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -89,6 +90,16 @@ foreach(pair IN LISTS EXPECT)
                           "kernel must get full marks:\n${chapter}")
     endif()
     message(STATUS "${slug}: passed with ${points}/${max} points, as expected")
+    continue()
+  endif()
+  if(allowed MATCHES "^slow~(.*)$")
+    string(JSON max GET "${chapter}" max_points)
+    if(NOT found STREQUAL "failed" OR total EQUAL 0 OR NOT passed EQUAL total OR NOT points LESS max
+       OR NOT chapter MATCHES "${CMAKE_MATCH_1}")
+      message(FATAL_ERROR "${slug}: status '${found}', ${passed}/${total} correctness tests, ${points} of ${max} points; "
+                          "a correct, slow kernel fails its threshold only, short of full marks:\n${chapter}")
+    endif()
+    message(STATUS "${slug}: correct and slow, ${points}/${max} points, as expected")
     continue()
   endif()
   set(evidence "")

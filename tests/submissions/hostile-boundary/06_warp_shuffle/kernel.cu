@@ -1,5 +1,5 @@
 // hostile: a slow kernel that pads the single calls timing once used, to look fast
-// expect: failed ~ below the chapter's bandwidth threshold
+// expect: slow ~ below the chapter's bandwidth threshold
 // Correct, but slow: one block of 128 threads per SM, each with one load in flight. The judge used to
 // take one call's time as the slope between a batch of 16 calls and a single call, so a chapter that
 // tells a single call apart (here: by the host clock since its last call) and pads it looked fast
