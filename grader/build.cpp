@@ -71,7 +71,7 @@ ProcessResult Build::build(const std::vector<std::string>& targets, const std::s
 }
 
 std::string Build::object_of(const std::string& target) const {
-  const fs::path dir = fs::path(build_dir_) / "tests" / "CMakeFiles" / (target + ".dir");
+  const fs::path dir = fs::path(build_dir_) / kJudgeBinaryDir / "CMakeFiles" / (target + ".dir");
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
     if (it->path().filename() == "kernel.cu.o") return it->path().string();

@@ -9,6 +9,11 @@
 
 namespace grader {
 
+//! Where, in a build tree, CMake puts the judge's binaries (the judge, every chapter's runners and
+//! the grading slots: grader/judge/CMakeLists.txt) and the sandbox helper (grader/sandbox/).
+inline constexpr const char* kJudgeBinaryDir = "grader/judge";
+inline constexpr const char* kSandboxBinaryDir = "grader/sandbox";
+
 class Build {
  public:
   Build(std::string build_dir, double timeout_s);

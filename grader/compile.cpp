@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "text.hpp"
-#include "workbook/manifest.hpp"
-#include "workbook/names.hpp"
+#include "judge/manifest.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -79,8 +79,8 @@ std::map<std::string, std::string> failed_targets(const std::string& log_text) {
     target.clear();
     block.clear();
   };
-  // An object:     FAILED: tests/CMakeFiles/slot<i>_<slug>.dir/<path>/kernel.cu.o
-  // An executable: FAILED: tests/slots/<i>/runner_<slug>
+  // An object:     FAILED: grader/judge/CMakeFiles/slot<i>_<slug>.dir/<path>/kernel.cu.o
+  // An executable: FAILED: grader/judge/slots/<i>/runner_<slug>
   static const std::regex object(R"(^FAILED: (\S*/)?CMakeFiles/([A-Za-z0-9_]+)\.dir/.*)");
   static const std::regex executable(R"(^FAILED: (\S*/)?slots/(\d+)/runner_([A-Za-z0-9_]+)\b.*)");
   for (std::string line; std::getline(in, line);) {

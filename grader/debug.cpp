@@ -18,8 +18,8 @@
 #include "session.hpp"
 #include "student.hpp"
 #include "text.hpp"
-#include "workbook/device.hpp"
-#include "workbook/names.hpp"
+#include "judge/device.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 

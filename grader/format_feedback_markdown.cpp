@@ -8,7 +8,7 @@
 
 #include "report_view.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 using nlohmann::json;
 

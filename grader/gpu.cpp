@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "text.hpp"
-#include "workbook/device.hpp"
+#include "judge/device.hpp"
 
 namespace grader {
 

@@ -26,7 +26,7 @@
 #include "submissions.hpp"
 #include "tester.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

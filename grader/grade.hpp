@@ -8,7 +8,7 @@
 #include "exit_status.hpp"
 #include "options.hpp"
 #include "status.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 namespace grader {
 

@@ -32,8 +32,8 @@
 #include "student.hpp"
 #include "options.hpp"
 #include "process.hpp"
-#include "workbook/manifest.hpp"
-#include "workbook/sandbox.hpp"
+#include "judge/manifest.hpp"
+#include "sandbox/sandbox.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 namespace grader {
 

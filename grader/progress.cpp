@@ -8,7 +8,7 @@
 #include "json_fields.hpp"
 #include "report.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

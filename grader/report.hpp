@@ -11,7 +11,7 @@
 #include "options.hpp"
 #include "report_document.hpp"
 #include "result.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 namespace grader {
 

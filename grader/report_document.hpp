@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "status.hpp"
-#include "workbook/channel.hpp"
+#include "judge/channel.hpp"
 
 namespace grader {
 

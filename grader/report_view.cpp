@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 using nlohmann::json;
 

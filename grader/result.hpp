@@ -8,9 +8,9 @@
 
 #include "static_checks.hpp"
 #include "status.hpp"
-#include "workbook/channel.hpp"
-#include "workbook/manifest.hpp"
-#include "workbook/names.hpp"
+#include "judge/channel.hpp"
+#include "judge/manifest.hpp"
+#include "judge/names.hpp"
 
 namespace grader {
 

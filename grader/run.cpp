@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "text.hpp"
-#include "workbook/cgroup.hpp"
-#include "workbook/channel.hpp"
-#include "workbook/names.hpp"
-#include "workbook/sandbox.hpp"
+#include "sandbox/cgroup.hpp"
+#include "judge/channel.hpp"
+#include "judge/names.hpp"
+#include "sandbox/sandbox.hpp"
 
 namespace grader {
 

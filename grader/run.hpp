@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "process.hpp"
-#include "workbook/channel.hpp"
+#include "judge/channel.hpp"
 
 namespace grader {
 
@@ -34,7 +34,7 @@ struct TestRun {
   std::string context_lost;  // "<test>: <error>" when a kernel broke the CUDA context
   std::string hang;          // "<test>: <error>" when a call never finished
   std::string where;         // where the chapter's code ran, with the sandbox's summary
-  bool sandboxed = false;    // the sandbox contained it (workbook/sandbox.hpp, contained())
+  bool sandboxed = false;    // the sandbox contained it (sandbox/sandbox.hpp, contained())
   int runner_exit = -1;      // how the chapter's process ended (a tool's status for it), at the end
   std::size_t output_bytes = 0, output_kept = 0;  // what it printed, and what the log kept
   std::optional<std::uint64_t> gpu_bytes;  // the most GPU memory the chapter's processes held (NVML)

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace grader {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "run.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -78,10 +78,10 @@ std::string Session::slot_dir(int slot) const {
   return (fs::path(build_.dir()) / "slots" / std::to_string(slot)).string();
 }
 std::string Session::slot_runner(int slot, const std::string& slug) const {
-  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / ("runner_" + slug)).string();
+  return (fs::path(build_.dir()) / kJudgeBinaryDir / "slots" / std::to_string(slot) / ("runner_" + slug)).string();
 }
 std::string Session::slot_listing(int slot, const std::string& slug) const {
-  return (fs::path(build_.dir()) / "tests" / "slots" / std::to_string(slot) / (slug + ".host.lst")).string();
+  return (fs::path(build_.dir()) / kJudgeBinaryDir / "slots" / std::to_string(slot) / (slug + ".host.lst")).string();
 }
 std::string Session::slot_object_target(int slot, const std::string& slug) {
   return fmt::format("slot{}_{}", slot, slug);
@@ -90,11 +90,11 @@ std::string Session::slot_runner_target(int slot, const std::string& slug) {
   return fmt::format("slot{}_runner_{}", slot, slug);
 }
 std::string Session::reference_runner(const std::string& slug) const {
-  return (fs::path(build_.dir()) / "tests" / ("reference_runner_" + slug)).string();
+  return (fs::path(build_.dir()) / kJudgeBinaryDir / ("reference_runner_" + slug)).string();
 }
-std::string Session::judge() const { return (fs::path(build_.dir()) / "tests" / "judge").string(); }
+std::string Session::judge() const { return (fs::path(build_.dir()) / kJudgeBinaryDir / "judge").string(); }
 std::string Session::sandbox_helper() const {
-  return (fs::path(build_.dir()) / "harness" / "workbook-sandbox").string();
+  return (fs::path(build_.dir()) / kSandboxBinaryDir / "workbook-sandbox").string();
 }
 int Session::limit(const workbook::ChapterSpec& spec) const {
   return opt_.timeout_s > 0 ? opt_.timeout_s : spec.timeout_s;
@@ -193,7 +193,7 @@ bool Session::list_chapter_tests(const std::string& slug) {
     return !names::is_correctness_group(names::group_of(t));
   });
   if (lists.sanitized.size() != names::kSanitizedTests.size() || !timed) {
-    fmt::print(stderr, "grader: {} of the {} sanitized tests in workbook/names.hpp exist in the "
+    fmt::print(stderr, "grader: {} of the {} sanitized tests in judge/names.hpp exist in the "
                "tests of {}, and {} timed test; the names and the tests disagree\n",
                lists.sanitized.size(), names::kSanitizedTests.size(), slug, timed ? "a" : "no");
     return false;

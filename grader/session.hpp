@@ -11,7 +11,7 @@
 #include "options.hpp"
 #include "static_checks.hpp"
 #include "timeline.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 namespace grader {
 

@@ -19,7 +19,7 @@
 
 #include "process.hpp"
 #include "text.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 
 #include "static_checks.hpp"

@@ -19,7 +19,7 @@
 
 #include "process.hpp"
 #include "text.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 
@@ -125,7 +125,7 @@ Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std
   for (const char* special : {"/proc", "/dev", "/sys"}) {
     if (is_under(lexical, special)) {
       return {fmt::format("includes {}: {}", printable(lexical.generic_string()), only_headers),
-              lexical.string()};
+              lexical.string(), ""};
     }
   }
   const fs::path path = canonical_or_normal(lexical);
@@ -147,7 +147,7 @@ Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std
     }
     return {};
   }
-  return {fmt::format("includes {}: {}", shown_path(policy, path), only_headers), path.string()};
+  return {fmt::format("includes {}: {}", shown_path(policy, path), only_headers), path.string(), ""};
 }
 
 // The files of a make rule written by `-M -MT deps -MF file`.

@@ -22,7 +22,7 @@
 
 #include "process.hpp"
 #include "text.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 

@@ -1,5 +1,5 @@
 // The rules of the static checks, from the manifest's "trust" section and each chapter's "symbols"
-// and "idea" (the chapters' order and given code from workbook/manifest.cpp): load_rules.
+// and "idea" (the chapters' order and given code from judge/manifest.cpp): load_rules.
 #include "static_checks.hpp"
 
 #include <algorithm>
@@ -19,7 +19,7 @@
 
 #include "process.hpp"
 #include "text.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 

@@ -18,7 +18,7 @@
 #include "progress.hpp"
 #include "report.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "options.hpp"
-#include "workbook/manifest.hpp"
+#include "judge/manifest.hpp"
 
 namespace grader {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace grader {
 

@@ -14,8 +14,8 @@
 #include "run.hpp"
 #include "score.hpp"
 #include "text.hpp"
-#include "workbook/channel.hpp"
-#include "workbook/names.hpp"
+#include "judge/channel.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 

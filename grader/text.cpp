@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "workbook/visible_text.hpp"
+#include "runner/visible_text.hpp"
 
 namespace grader {
 namespace {

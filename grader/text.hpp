@@ -13,7 +13,7 @@ namespace grader {
 constexpr std::size_t kMaxEntryBytes = 64 * 1024;
 
 // Every function here that takes a child's text shows it through workbook::visible()
-// (workbook/visible_text.hpp): valid UTF-8, control and bidirectional formatting characters
+// (runner/visible_text.hpp): valid UTF-8, control and bidirectional formatting characters
 // written as escapes (`\x1b`, `<U+202E>`), UTF-16 decoded.
 
 //! `bytes` as visible text of any length, lines kept (workbook::Shape::block): every byte

@@ -14,7 +14,7 @@
 #include "process.hpp"
 #include "student.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 

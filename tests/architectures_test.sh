@@ -90,7 +90,7 @@ if command -v cuobjdump >/dev/null; then
   count=0
   for slug in "${slugs[@]}"; do
     for subject in reference learner; do
-      object=$(find "$work/tests/CMakeFiles/${slug}_${subject}.dir" -name 'kernel.cu.o' -print -quit)
+      object=$(find "$work/grader/judge/CMakeFiles/${slug}_${subject}.dir" -name 'kernel.cu.o' -print -quit)
       [ -n "$object" ] || fail "no object for ${slug}_${subject}"
       elves=$(cuobjdump --list-elf "$object" 2>>"$log") || fail "cuobjdump cannot read $object"
       for sm in "${wanted[@]}"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks workbook::exact_sum_rounded (harness/workbook/exact_sum.cpp) against an
+"""Checks workbook::exact_sum_rounded (grader/judge/exact_sum.cpp) against an
 independent exact reference: Python's Fraction adds the floats exactly, and integer arithmetic
 rounds the exact sum to the nearest float32, ties to even (never through float64, which would
 round twice). Adversarial cases: cancellation, the whole exponent range, subnormals, partial

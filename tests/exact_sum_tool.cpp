@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "workbook/exact_sum.hpp"
+#include "judge/exact_sum.hpp"
 
 int main() {
   std::string line;

@@ -31,7 +31,7 @@
 #include "submissions.hpp"
 #include "status.hpp"
 #include "text.hpp"
-#include "workbook/names.hpp"
+#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,10 +12,10 @@
 
 #include <gtest/gtest.h>
 
-#include "workbook/inputs.hpp"
-#include "workbook/manifest.hpp"
-#include "workbook/sandbox.hpp"
-#include "workbook/verify.hpp"
+#include "judge/inputs.hpp"
+#include "judge/manifest.hpp"
+#include "sandbox/sandbox.hpp"
+#include "judge/verify.hpp"
 
 namespace workbook {
 namespace {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "workbook/operators.cuh"
-#include "workbook/remote.hpp"
+#include "runner/remote.hpp"
 
 namespace workbook::ops {
 namespace {

@@ -37,7 +37,7 @@ add_executable(static_checks_test
   ${PROJECT_SOURCE_DIR}/grader/process.cpp
   ${PROJECT_SOURCE_DIR}/grader/text.cpp)
 target_include_directories(static_checks_test PRIVATE ${PROJECT_SOURCE_DIR}/grader)
-target_link_libraries(static_checks_test PRIVATE GTest::gtest_main workbook_host)
+target_link_libraries(static_checks_test PRIVATE GTest::gtest_main workbook_judge_host workbook_runner_host)
 target_compile_definitions(static_checks_test PRIVATE
   WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   WORKBOOK_NVCC="${CMAKE_CUDA_COMPILER}"

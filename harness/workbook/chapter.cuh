@@ -70,7 +70,7 @@
 
 namespace workbook::ranks {
 //! The communicator of one rank alone on the current device, made on first use and kept
-//! (workbook/ranks.cpp, linked into the programs of the chapter over several GPUs only).
+//! (runner/ranks.cpp, linked into the programs of the chapter over several GPUs only).
 ncclComm* one_rank_communicator();
 }  // namespace workbook::ranks
 

@@ -29,7 +29,7 @@ namespace workbook {
 //!   on the device lives in the workspace (full reductions).
 //! - **Floating point.** Every chapter's kernel.cu (a learner's and a reference)
 //!   is compiled with IEEE single precision: `-ftz=false -prec-div=true
-//!   -prec-sqrt=true` (tests/CMakeLists.txt, workbook_add_subject), after any
+//!   -prec-sqrt=true` (the top CMakeLists.txt; workbook_add_subject in grader/judge/CMakeLists.txt), after any
 //!   flags of the build, so `--use_fast_math` in CMAKE_CUDA_FLAGS cannot flush
 //!   a chapter's subnormals to zero. Chapter 15's exact sum depends on it: under
 //!   flush-to-zero a subnormal compares equal to 0 and is lost. Contraction

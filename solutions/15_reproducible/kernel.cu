@@ -4,7 +4,7 @@
 // nor the block size, nor the order in which blocks finish can change a bit of the result, and
 // that result is the correctly rounded sum (round to nearest, ties to even): the float nearest
 // to the true sum, which is unique, so a CPU computing it exactly gets the same bits
-// (workbook/exact_sum.hpp).
+// (judge/exact_sum.hpp).
 //
 // Every float is +-m * 2^(p - 149) with m < 2^24 and p = max(e, 1) - 1 (e its biased exponent),
 // an integer in units of 2^-149. Fast path: each warp picks a window of 16 exponents

@@ -1,0 +1,64 @@
+// What every chapter test knows: which chapter (from the manifest), the implementation it tests
+// (in a runner process of its own, or linked in: subject.hpp), the seed of this run.
+//
+// The process these tests run in is the judge: it holds the inputs, the expected results and the
+// clock. The chapter's code runs in the runner, which sees only the buffers a call names.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "subject.hpp"
+#include "judge/channel.hpp"
+#include "workbook/contract.hpp"
+#include "judge/manifest.hpp"
+#include "judge/names.hpp"
+
+namespace workbook::judge {
+
+//! The implementation under test.
+Subject& subject();
+const ChapterSpec& spec();
+std::uint64_t seed();
+//! A stream of the judge's own (not the legacy default stream), for its own kernels and copies.
+cudaStream_t stream();
+//! Test names carry this prefix on the subject's result lines, e.g. "[learner]".
+const std::string& subject_name();
+//! A full reduction (chapters 08 on), as the manifest says.
+bool is_full();
+//! The first of the chapter's `requires` this machine lacks (met() when it has them all).
+Unmet unmet_here();
+//! Why a test skips for want of `unmet` (unmet_here()), in a sentence.
+std::string skip_reason(const Unmet& unmet);
+//! The GPUs this process sees: a chapter over several GPUs puts one rank on each.
+int visible_gpus();
+
+//! Runs calls on the subject (subject().run) and remembers whether the subject broke: a lost CUDA
+//! context, a runner that died or a call that never finished ends the test process after the
+//! test, since no later test could run.
+Outcome run_calls(const std::vector<Call>& calls);
+
+//! What the running Bandwidth test measured: sent to the grader, as numbers, with the test's end.
+void report_bandwidth(const channel::Bandwidth& measured);
+//! The running test could not have the device memory it needs, which the device has: another
+//! process holds it. Its failure is then marked "starved" on the channel, and the grader tests the
+//! chapter again with the GPU alone (a judge's own failed allocation marks it too).
+void report_starved();
+//! Why the device is too small for a test that needs `need` bytes (skipped: a fact of the device),
+//! or nullopt.
+std::optional<std::string> device_too_small(std::size_t need);
+//! Whether `need` bytes are free; if not, the running test fails as starved (a test that needs
+//! memory someone else holds did not run: that is never a pass, and never a skip).
+bool device_memory_free(std::size_t need);
+
+using names::kContextLostExit;
+using names::kNoDeviceExit;
+using names::kGrantFdVariable;
+using names::kResultFdVariable;
+using names::kRehearsalVariable;
+
+}  // namespace workbook::judge

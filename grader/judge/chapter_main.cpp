@@ -1,0 +1,566 @@
+// main() of a judge: the process that tests one chapter. It holds the inputs, the expected results,
+// the seed and the clock; the chapter's code runs in a runner process of its own (--runner, how the
+// grader always tests, inside the sandbox given with --sandbox), or linked into this process (the
+// student's test_<chapter> and the reference_<chapter> builds, for profiling).
+//
+// It chooses the seed, skips cleanly without a GPU, reports every test's result to the grader over
+// the descriptor it inherited (judge/channel.hpp), and ends with a clear message when the
+// chapter's code breaks the CUDA context, dies or hangs (later tests could only fail confusingly).
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "chapter_env.hpp"
+#include "judge/channel.hpp"
+#include "runner/cuda_check.hpp"
+#include "judge/device.hpp"
+#include "runner/registry.hpp"
+#include "runner/shared_memory.hpp"
+
+namespace workbook::judge {
+namespace {
+
+using channel::Event;
+
+std::string g_subject;  // --subject; by default the linked implementation's, else "learner"
+std::uint64_t g_seed = 0;
+std::unique_ptr<Subject> g_implementation;
+Manifest g_manifest;
+const ChapterSpec* g_spec = nullptr;
+cudaStream_t g_stream = nullptr;
+std::string g_broken;  // why the subject can run no more calls (set by run_calls)
+bool g_hung = false;
+std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
+bool g_starved = false;                          // the running test lacked memory another process held
+
+// A descriptor the grader opened before it started this process, its number in `variable`
+// (read once, and taken out of the environment); -1 if there is none. Not inherited by the
+// chapter's process.
+int take_inherited_fd(const char* variable) {
+  const char* env = std::getenv(variable);
+  if (!env) return -1;
+  const int fd = std::atoi(env);
+  unsetenv(variable);
+  if (fd <= 2 || fcntl(fd, F_GETFD) < 0) return -1;
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+// The grader's channel: JSON lines on the descriptor in WORKBOOK_RESULT_FD. The chapter's code runs
+// in another process and never sees it.
+class ResultChannel {
+ public:
+  ResultChannel() : fd_(take_inherited_fd(kResultFdVariable)) {}
+  void send(const nlohmann::json& record) {
+    if (fd_ < 0) return;
+    const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    for (std::size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      done += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+ResultChannel& results() {
+  static ResultChannel c;
+  return c;
+}
+
+// The grader's grant of the GPU alone (Event::alone): the descriptor in WORKBOOK_GRANT_FD, -1 when
+// it gave none.
+int grant_fd() {
+  static const int fd = take_inherited_fd(kGrantFdVariable);
+  return fd;
+}
+
+// Asks the grader (Event::alone, Event::sanitize) and waits for its answer: true once granted (a
+// byte arrives), false if there is no grant descriptor or the grader closed it without one.
+bool granted(const nlohmann::json& request) {
+  if (grant_fd() < 0) return false;
+  results().send(request);
+  char byte = 0;
+  for (;;) {
+    const ssize_t n = ::read(grant_fd(), &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    return n == 1;
+  }
+}
+
+void set_filter(const std::string& filter) {
+#ifdef GTEST_FLAG_SET
+  GTEST_FLAG_SET(filter, filter);
+#else
+  ::testing::GTEST_FLAG(filter) = filter;
+#endif
+}
+
+std::string full_name(const ::testing::TestInfo& info) {
+  return std::string(info.test_suite_name()) + "." + info.name();
+}
+
+// After each test: its result to the grader; then, if the implementation broke (a lost context, a
+// runner that died or hangs), the process ends: no later test could run.
+class Reporter : public ::testing::EmptyTestEventListener {
+ public:
+  int ran() const { return ran_; }
+
+ private:
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    results().send({{"event", Event::start}, {"name", full_name(info)}});
+    out_of_memory_before_ = out_of_memory_count();
+    g_starved = false;
+  }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    const ::testing::TestResult& r = *info.result();
+    nlohmann::json failures = nlohmann::json::array();
+    for (int i = 0; i < r.total_part_count(); ++i) {
+      const ::testing::TestPartResult& part = r.GetTestPartResult(i);
+      if (part.failed()) failures.push_back(part.message());
+    }
+    ++ran_;
+    nlohmann::json event = {{"event", Event::test},
+                            {"name", full_name(info)},
+                            {"result", r.Skipped()  ? channel::Result::skipped
+                                       : r.Failed() ? channel::Result::failed
+                                                    : channel::Result::passed},
+                            {"failures", failures},
+                            {"ms", r.elapsed_time()}};
+    if (g_bandwidth) event["bandwidth"] = *g_bandwidth;
+    g_bandwidth.reset();
+    if (r.Failed() && (g_starved || out_of_memory_count() > out_of_memory_before_)) event["starved"] = true;
+    results().send(event);
+    // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
+    if (g_broken.empty()) {
+      const cudaError_t err = cudaDeviceSynchronize();
+      if (err != cudaSuccess && is_sticky(err)) g_broken = error_text(err);
+      else cudaGetLastError();  // a non-sticky error must not leak into the next test
+    }
+    if (g_broken.empty()) return;
+    if (g_hung) {
+      results().send({{"event", Event::hang}, {"name", full_name(info)}, {"error", g_broken}});
+    } else {
+      results().send({{"event", Event::context_lost}, {"name", full_name(info)}, {"error", g_broken}});
+    }
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "\n%s in %s: %s.\nNo further test can run%s.\n", g_hung ? "HANG" : "CONTEXT LOST",
+                 full_name(info).c_str(), g_broken.c_str(),
+                 g_hung ? "" : " (typically an out-of-bounds or misaligned access broke the CUDA context)");
+    std::fflush(stderr);
+    std::_Exit(kContextLostExit);
+  }
+  int ran_ = 0;
+  int out_of_memory_before_ = 0;
+};
+
+std::uint64_t pick_seed() {
+  if (const char* env = std::getenv(names::kSeedVariable)) {
+    const std::uint64_t s = std::strtoull(env, nullptr, 0);
+    unsetenv(names::kSeedVariable);
+    return s;
+  }
+  std::random_device rd;
+  return (std::uint64_t(rd()) << 32) ^ rd();
+}
+
+// Every test suite this binary holds must be one of the named groups.
+std::string unknown_groups() {
+  std::string out;
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const std::string suite = unit.GetTestSuite(i)->name();
+    if (!names::is_group(names::group_of(suite))) out += " " + suite;
+  }
+  return out;
+}
+
+struct Arguments {
+  std::string chapter;
+  RunnerOptions runner;
+  bool remote = false;
+  std::string alone_tests;  // a gtest filter: run after the others, once the grader grants the GPU alone
+  // Then, tool by tool once the grader grants each, these tests under compute-sanitizer.
+  std::vector<std::string> sanitize_tools;
+  std::string sanitizer, sanitized_tests;
+};
+
+std::optional<Arguments> parse(int argc, char** argv) {
+  Arguments a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+      return std::nullopt;
+    };
+    if (auto v = value("--subject")) g_subject = *v;
+    else if (auto v = value("--chapter")) a.chapter = *v;
+    else if (auto v = value("--runner")) a.runner.runner = *v, a.remote = true;
+    else if (auto v = value("--sandbox")) a.runner.sandbox_helper = *v;
+    else if (auto v = value("--scratch")) a.runner.scratch = *v;
+    else if (auto v = value("--read")) a.runner.readable.push_back(*v);
+    else if (auto v = value("--wrap")) a.runner.wrapper.push_back(*v);
+    else if (arg == "--interactive") a.runner.interactive = true;
+    else if (auto v = value("--alone-tests")) a.alone_tests = *v;
+    else if (auto v = value("--sanitize")) a.sanitize_tools.push_back(*v);
+    else if (auto v = value("--sanitizer")) a.sanitizer = *v;
+    else if (auto v = value("--sanitized-tests")) a.sanitized_tests = *v;
+    else if (auto v = value("--call-timeout")) a.runner.call_timeout_s = std::atof(v->c_str());
+    else if (auto v = value("--cpu-seconds")) a.runner.cpu_seconds = std::atof(v->c_str());
+    else {
+      fmt::print(stderr,
+                 "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
+                 "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
+                 "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
+                 "[--alone-tests=<gtest filter>] [--sanitizer=<compute-sanitizer> --sanitized-tests=<gtest filter> "
+                 "--sanitize=<tool>...], and gtest flags)\n",
+                 arg);
+      return std::nullopt;
+    }
+  }
+  if (!a.sanitize_tools.empty() && (a.sanitizer.empty() || a.sanitized_tests.empty() || !a.remote)) {
+    fmt::print(stderr, "--sanitize needs --sanitizer, --sanitized-tests and --runner\n");
+    return std::nullopt;
+  }
+  return a;
+}
+
+// Whether the runner registered what this judge tests, as the manifest describes it.
+std::string check_registration(const remote::Registration& r, const std::string& chapter) {
+  if (r.registered == 0) {
+    return "no implementation registered: a chapter's kernel.cu must end with its registration line, e.g. "
+           "WORKBOOK_BLOCK_PASS(launch);";
+  }
+  if (r.registered > 1) {
+    return fmt::format("{} implementations registered; a chapter registers exactly one, with the registration "
+                       "line the stub ends with",
+                       r.registered);
+  }
+  // The names come from the learner's code: one that is not a plain name is refused and quoted
+  // visible (runner/visible_text.hpp), never as lines or escapes of its own.
+  if (!plain_name(r.chapter) || !plain_name(r.subject)) {
+    return fmt::format("the implementation registered as chapter \"{}\", \"{}\": a chapter and a subject are plain "
+                       "names (letters, digits, '_', '-', '.'); keep the registration line the stub ends with",
+                       visible(r.chapter, Shape::line, 128), visible(r.subject, Shape::line, 128));
+  }
+  if (r.chapter != chapter || r.subject != g_subject) {
+    return fmt::format("the implementation registered as chapter {}, {}; this test is for chapter {}, {}", r.chapter,
+                       r.subject, chapter, g_subject);
+  }
+  const bool full = is_full();
+  if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned || r.generic != g_spec->generic ||
+      r.rank != g_spec->ranks) {
+    const char* want = !full            ? "WORKBOOK_BLOCK_PASS"
+                       : g_spec->tuned   ? "WORKBOOK_TUNED_REDUCE"
+                       : g_spec->generic ? "WORKBOOK_GENERIC_REDUCE"
+                       : g_spec->ranks   ? "WORKBOOK_RANK_REDUCE"
+                                         : "WORKBOOK_FULL_REDUCE";
+    return fmt::format("chapter {} registers with {} (grader/manifest.json); this kernel.cu registered a {}", chapter,
+                       want,
+                       r.kind == ChapterKind::block_pass ? "block pass"
+                       : r.tuned                         ? "tuned full reduction"
+                       : r.generic                       ? "generic reduction"
+                       : r.rank                          ? "reduction over several GPUs"
+                                                         : "full reduction");
+  }
+  return "";
+}
+
+}  // namespace
+
+Subject& subject() { return *g_implementation; }
+const ChapterSpec& spec() { return *g_spec; }
+std::uint64_t seed() { return g_seed; }
+cudaStream_t stream() { return g_stream; }
+const std::string& subject_name() { return g_subject; }
+bool is_full() { return g_spec->kind == "full"; }
+
+int visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  return count;
+}
+
+Unmet unmet_here() {
+  const DeviceInfo& d = device_info();
+  Capabilities have;
+  have.compute_capability = d.compute_major * 10 + d.compute_minor;
+  have.cooperative_launch = d.cooperative_launch;
+  have.gpus = visible_gpus();
+  const char* rehearsal = std::getenv(kRehearsalVariable);
+  if (rehearsal && std::string(rehearsal) == "1" && have.gpus >= 1) have.gpus = std::max(have.gpus, gpus_needed(*g_spec));
+#if WORKBOOK_HAVE_NCCL
+  have.nccl = true;
+#endif
+  return unmet_requirement(*g_spec, have);
+}
+
+std::string skip_reason(const Unmet& unmet) {
+  switch (unmet.need) {
+    case Unmet::Need::cooperative_launch:
+      return "this device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+    case Unmet::Need::nccl:
+      return "needs NCCL: this build has none (pip install nvidia-nccl-cu13, then configure again)";
+    case Unmet::Need::gpus:
+      return fmt::format("needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to "
+                         "try its code: not a grade)",
+                         unmet.word, visible_gpus(), kRehearsalVariable);
+    case Unmet::Need::compute_capability:
+    case Unmet::Need::none:
+      break;
+  }
+  const DeviceInfo& d = device_info();
+  return fmt::format("needs {}; this device is sm_{}{}", unmet.word, d.compute_major, d.compute_minor);
+}
+
+Outcome run_calls(const std::vector<Call>& calls) {
+  Outcome o = subject().run(calls);
+  // The chapter's code could not have device memory (a launch or an allocation of its): where other
+  // processes hold the device's memory, that is no fault of its own, and the grader tests it again
+  // with the GPU alone (where it still fails, that run's verdict stands).
+  const std::string no_memory = error_text(cudaErrorMemoryAllocation);
+  bool short_of_memory = o.error.find(no_memory) != std::string::npos;
+  for (const auto& r : o.results) short_of_memory = short_of_memory || r.launch_error.find(no_memory) != std::string::npos;
+  if (short_of_memory) report_starved();
+  if (o.fatal && g_broken.empty()) {
+    g_broken = o.error;
+    g_hung = o.hang;
+  }
+  return o;
+}
+
+void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measured; }
+
+void report_starved() { g_starved = true; }
+
+std::optional<std::string> device_too_small(std::size_t need) {
+  const DeviceInfo info = device_info();
+  if (info.global_bytes >= need + (std::size_t(1) << 30)) return std::nullopt;
+  return fmt::format("needs {:.1f} GiB of device memory; this device has {:.1f} GiB", need / 1073741824.0,
+                     info.global_bytes / 1073741824.0);
+}
+
+bool device_memory_free(std::size_t need) {
+  const DeviceInfo info = device_info();
+  if (info.free_bytes >= need + (std::size_t(1) << 30)) return true;
+  report_starved();
+  ADD_FAILURE() << fmt::format("needs {:.1f} GiB of free device memory and {:.1f} GiB is free: other processes hold "
+                               "the rest of the device's {:.1f} GiB. A test that did not run is no pass; the grader "
+                               "tests the chapter again with the GPU alone",
+                               need / 1073741824.0, info.free_bytes / 1073741824.0, info.global_bytes / 1073741824.0);
+  return false;
+}
+
+void register_reproducible_tests();  // reproducible_test.cpp
+void register_operator_tests();      // operators_chapter_test.cpp
+void register_ranks_tests();         // ranks_chapter_test.cpp
+
+}  // namespace workbook::judge
+
+int main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  // Where a judge's time goes, in its log: the grader's timeline holds only the whole process.
+  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  using namespace workbook;
+  using namespace workbook::judge;
+  // No process of the same user may read this one's memory (the seed, the expected sums).
+  prctl(PR_SET_DUMPABLE, 0);
+  ::testing::InitGoogleTest(&argc, argv);
+  std::optional<Arguments> args = parse(argc, argv);
+  if (!args) return 2;
+  const std::vector<Entry> linked = all_entries();
+  std::string chapter = args->chapter;
+  if (chapter.empty() && !linked.empty()) chapter = linked.front().chapter;
+  if (g_subject.empty()) g_subject = !args->remote && !linked.empty() ? linked.front().subject : "learner";
+  try {
+    g_manifest = load_manifest(WORKBOOK_MANIFEST);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  }
+  g_spec = g_manifest.find(chapter);
+  if (!g_spec) {
+    fmt::print(stderr, "no chapter '{}' in the manifest (give --chapter=<slug>)\n", chapter);
+    return 2;
+  }
+  args->runner.limits = {g_spec->host_memory_bytes, kRunnerProcesses};
+  args->runner.gpu_memory_bytes = g_spec->gpu_memory_bytes;
+  // A chapter whose launcher takes its grid as a parameter also gets the tests that change the
+  // grid (Reproducible, Accuracy): registered before any listing, so the grader's list has them.
+  if (g_spec->tuned) register_reproducible_tests();
+  if (g_spec->generic) register_operator_tests();
+  if (g_spec->ranks) {
+    register_ranks_tests();
+    // Its runner talks to itself over TCP (NCCL's bootstrap), on a loopback network of its own,
+    // and loads NCCL from where the build found it.
+    args->runner.loopback = true;
+#ifdef WORKBOOK_NCCL_LIB_DIR
+    args->runner.readable.push_back(WORKBOOK_NCCL_LIB_DIR);
+#endif
+  }
+  if (const std::string bad = unknown_groups(); !bad.empty()) {
+    fmt::print(stderr, "test suites outside the named groups (judge/names.hpp):{}\n", bad);
+    return 2;
+  }
+#ifdef GTEST_FLAG_GET
+  if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
+#else
+  if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();
+#endif
+  results();  // takes the descriptors before anything else runs
+  grant_fd();
+  g_seed = pick_seed();
+  std::string problem;
+  if (!args->remote) {
+    if (linked.empty()) {
+      problem = "no implementation is linked into this judge: give it one with --runner=<runner>";
+    } else {
+      problem = check_registration(remote::registration_of(linked), chapter);
+    }
+  }
+  std::string why;
+  if (problem.empty() && !device_available(&why)) {
+    results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
+                    {"problem", ""}});
+    fmt::print("SKIPPED: no CUDA device: {}. These tests need a GPU.\n", why);
+    return kNoDeviceExit;
+  }
+  nlohmann::json sandbox = nullptr;
+  if (problem.empty()) {
+    try {
+      const DeviceInfo info = device_info();
+      fmt::print("device: {} ({} SMs, {} MB L2, {:.1f} GiB), driver CUDA {}, runtime {}\n", info.name,
+                 info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
+                 version_string(info.driver_version), version_string(info.runtime_version));
+      WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    } catch (const std::exception& e) {
+      fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", e.what());
+      return kNoDeviceExit;
+    }
+    if (args->remote) {
+      try {
+        if (!SharedMemory::create(&why)) throw std::runtime_error(why);
+        std::unique_ptr<RemoteSubject> remote = start_runner(args->runner);
+        sandbox = remote->sandbox();
+        problem = check_registration(remote->registration(), chapter);
+        g_implementation = std::move(remote);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+    } else {
+      g_implementation = local_subject(linked.front());
+    }
+  }
+  const std::string where = g_implementation ? g_implementation->where() : "";
+  results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
+                  {"problem", problem}, {"where", where}, {"sandbox", sandbox}});
+  if (!problem.empty()) {
+    fmt::print(stderr, "NOT TESTED: {}\n", problem);
+    g_implementation.reset();  // ends the runner while the memory it maps is still there
+    return 2;
+  }
+  fmt::print("chapter {} ({}), testing the {} implementation {}, seed {} (set {}={} to repeat)\n", chapter,
+             g_spec->version, g_subject, where, g_seed, names::kSeedVariable, g_seed);
+  fmt::print("[timing] ready to test after {:.0f} ms (the device, the chapter's process)\n", ms_since(started));
+  const auto tests_started = std::chrono::steady_clock::now();
+  std::fflush(stdout);
+  auto* reporter = new Reporter;
+  ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
+  // The sanitized tests first, in the order the runs under compute-sanitizer take them: until the
+  // sanitized runs end, their runners see the very calls this one sees, so no count or order of
+  // calls tells a runner whether a tool watches it.
+  int rc = 0;
+  if (!args->sanitize_tools.empty()) {
+#ifdef GTEST_FLAG_GET
+    const std::string given = GTEST_FLAG_GET(filter);
+#else
+    const std::string given = ::testing::GTEST_FLAG(filter);
+#endif
+    set_filter(args->sanitized_tests);
+    rc = RUN_ALL_TESTS() != 0;
+    // Added to the filter's negative patterns, after its "-" where it has one.
+    set_filter(given + (given.find('-') != std::string::npos ? ":" : "-") + args->sanitized_tests);
+  }
+  rc = RUN_ALL_TESTS() != 0 || rc != 0;
+  // The tests that need the GPU alone, in the same process (its device, buffers and chapter's
+  // process kept), once the grader has waited for every other test process to finish.
+  if (!args->alone_tests.empty() && granted({{"event", Event::alone}})) {
+    set_filter(args->alone_tests);
+    rc = RUN_ALL_TESTS() != 0 || rc != 0;
+  }
+  fmt::print("[timing] the tests took {:.0f} ms\n", ms_since(tests_started));
+  // Ends the chapter's process and says how it ended, in the event that closes its tests.
+  const auto end_runner = [&](nlohmann::json& event, const std::vector<std::string>& wrapper) {
+    if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
+      const auto finishing = std::chrono::steady_clock::now();
+      const int code = remote->finish();
+      fmt::print("[timing] the chapter's process ended {:.0f} ms after the tests\n", ms_since(finishing));
+      event["runner_exit"] = code;
+      event["output_bytes"] = remote->output_bytes();
+      event["output_kept"] = remote->output_kept();
+      if (remote->gpu_bytes_peak()) {
+        event["gpu_bytes"] = *remote->gpu_bytes_peak();
+        fmt::print("[memory] the chapter's processes held at most {:.2f} GiB of GPU memory (NVML)\n",
+                   *remote->gpu_bytes_peak() / 1073741824.0);
+      }
+      if (channel::writes_findings(wrapper)) event["findings"] = remote->findings();
+      if (code != 0) {
+        fmt::print("the chapter's process{} exited with status {}{}\n",
+                   wrapper.empty() ? "" : " (under " + wrapper.front() + ")", code,
+                   code == channel::kSanitizerFoundErrors ? ": compute-sanitizer found errors" : "");
+      }
+    }
+    results().send(event);
+    g_implementation.reset();  // before the static buffers and the shared memory go
+  };
+  nlohmann::json end = {{"event", Event::end}, {"ran", reporter->ran()}};
+  end_runner(end, args->runner.wrapper);
+  // The sanitized tests under each tool, in this process too (its device and buffers kept): a new
+  // chapter's process under the tool for each, once the grader grants it (a chapter that failed a
+  // test, or whose last tool found something, is not granted).
+  for (const std::string& tool : args->sanitize_tools) {
+    if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
+    const auto started_tool = std::chrono::steady_clock::now();
+    RunnerOptions options = args->runner;
+    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
+    options.call_timeout_s *= channel::kSanitizerTimeFactor;
+    nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
+    try {
+      std::unique_ptr<RemoteSubject> remote = start_runner(options);
+      done["problem"] = check_registration(remote->registration(), chapter);
+      g_implementation = std::move(remote);
+    } catch (const std::exception& e) {
+      done["problem"] = e.what();
+    }
+    fmt::print("[timing] under {} {}: ready to test after {:.0f} ms\n", args->sanitizer, tool, ms_since(started_tool));
+    if (done["problem"] == "") {
+      const int before = reporter->ran();
+      set_filter(args->sanitized_tests);
+      rc = RUN_ALL_TESTS() != 0 || rc != 0;
+      done["ran"] = reporter->ran() - before;
+    }
+    end_runner(done, options.wrapper);
+    if (done["problem"] != "") break;
+  }
+  return rc;
+}

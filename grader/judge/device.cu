@@ -1,0 +1,344 @@
+#include "judge/device.hpp"
+
+#include <fmt/format.h>
+
+#include "judge/inputs.hpp"
+#include "judge/verify.hpp"
+
+namespace workbook {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+unsigned blocks_for(std::size_t count) {
+  const std::size_t blocks = (count + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65536));
+}
+
+__global__ void fill_kernel(std::uint32_t* dst, std::uint32_t bits, std::size_t count) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = bits;
+  }
+}
+
+__device__ std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+__global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count,
+                                   unsigned long long* out) {
+  std::uint64_t h = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    h += mix((std::uint64_t(data[i]) << 32) ^ (i * 0x9e3779b97f4a7c15ull));
+  }
+  atomicAdd(out, static_cast<unsigned long long>(h));  // wrapping sum: order-free
+}
+
+// First index in [from, count) whose word differs from `bits`, or count.
+__global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t from,
+                                      std::size_t count, std::uint32_t bits,
+                                      unsigned long long* first) {
+  for (std::size_t i = from + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    if (data[i] != bits) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+__global__ void dense_exact_kernel(float* dst, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = static_cast<float>(dense_exact_units(seed, i)) / kDenseExactScale;
+  }
+}
+
+__global__ void random_kernel(float* dst, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    dst[i] = random_value(seed, i);
+  }
+}
+
+// Each block's sum and sum of magnitudes in double, in a fixed order for a fixed grid: the host adds
+// the blocks' pairs in block order, so the reference is the same number on every run.
+constexpr unsigned kReferenceBlocks = 1024;
+constexpr unsigned kReferenceThreads = 256;
+__global__ void __launch_bounds__(kReferenceThreads)
+    reference_sum_kernel(const float* x, std::size_t n, double2* block_sums) {
+  __shared__ double2 part[kReferenceThreads];
+  double2 s = {0, 0};
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    s.x += x[i];
+    s.y += fabs(static_cast<double>(x[i]));
+  }
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = kReferenceThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      part[threadIdx.x].x += part[threadIdx.x + half].x;
+      part[threadIdx.x].y += part[threadIdx.x + half].y;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = part[0];
+}
+
+__global__ void sixteenths_kernel(const float* x, std::size_t n, unsigned long long* out) {
+  long long units = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    units += static_cast<long long>(x[i] * kDenseExactScale);
+  }
+  atomicAdd(out, static_cast<unsigned long long>(units));  // two's complement: wraps correctly
+}
+
+__global__ void scatter_kernel(float* dst, const std::size_t* at, const float* to, std::size_t count) {
+  for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) dst[at[i]] = to[i];
+}
+
+constexpr unsigned kSumThreads = 1024;
+
+__global__ void __launch_bounds__(kSumThreads)
+    sum_partials_kernel(const float* partials, std::size_t count, double* dst) {
+  __shared__ double part[kSumThreads];
+  double s = 0;
+  for (std::size_t i = threadIdx.x; i < count; i += kSumThreads) s += partials[i];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = kSumThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *dst = part[0];
+}
+
+constexpr std::uint32_t kSlackNaN = 0x7fc0dead;  // a quiet NaN, unlike kPoisonBits
+
+}  // namespace
+
+bool device_available(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    if (why) *why = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(err));
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "the CUDA runtime sees no device";
+    return false;
+  }
+  return true;
+}
+
+DeviceInfo device_info() {
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  WORKBOOK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  DeviceInfo info;
+  info.name = prop.name;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  info.global_bytes = prop.totalGlobalMem;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.cooperative_launch = prop.cooperativeLaunch != 0;
+  std::size_t total = 0;
+  WORKBOOK_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
+  WORKBOOK_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
+  WORKBOOK_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  return info;
+}
+
+std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), bits,
+                                                          count);
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+}
+
+std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> sum(1);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
+  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      static_cast<const std::uint32_t*>(data), words, sum.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  unsigned long long host = 0;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+GuardedInput::GuardedInput(std::size_t n, std::size_t offset)
+    : n_(n), offset_(offset), base_(n + 2 * kSlack + offset) {}
+
+void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable(), host.data(), n_ * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` may go away after return
+}
+
+void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values,
+                                 cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(writable(), 0, n_ * sizeof(float), stream));
+  for (const auto& [index, value] : values) {
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float),
+                                        cudaMemcpyHostToDevice, stream));
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a loop-local copy
+  }
+}
+
+void GuardedInput::fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_t stream) {
+  fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  if (n_) {
+    kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
+  fill_drawn(dense_exact_kernel, seed, stream);
+}
+
+void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) { fill_drawn(random_kernel, seed, stream); }
+
+void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
+  if (values.empty()) return;
+  DeviceBuffer<std::size_t> at(values.size());
+  DeviceBuffer<float> to(values.size());
+  std::vector<std::size_t> host_at;
+  std::vector<float> host_to;
+  for (const auto& [index, value] : values) {
+    host_at.push_back(index);
+    host_to.push_back(value);
+  }
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(at.data(), host_at.data(), values.size() * sizeof(std::size_t),
+                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(to.data(), host_to.data(), values.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
+}
+
+SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {
+  DeviceBuffer<double2> sums(kReferenceBlocks);
+  reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  std::vector<double2> host(kReferenceBlocks);
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums.data(), host.size() * sizeof(double2),
+                                      cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  SumCheck check;
+  for (const double2& b : host) {
+    check.reference += b.x;
+    check.sum_abs += b.y;
+  }
+  check.tolerance = sum_tolerance(n, check.sum_abs);
+  return check;
+}
+
+std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> sum(1);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
+  if (n) {
+    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, sum.data());
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  unsigned long long host = 0;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::int64_t>(host);
+}
+
+void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream) {
+  sum_partials_kernel<<<1, kSumThreads, 0, stream>>>(partials, count, dst);
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+}
+
+std::uint64_t GuardedInput::fingerprint(cudaStream_t stream) const {
+  return workbook::fingerprint(base_.data(), base_.size(), stream);
+}
+
+GuardedOutput::GuardedOutput(std::size_t capacity)
+    : capacity_(capacity), base_(capacity + kGuard) {}
+
+void GuardedOutput::poison(cudaStream_t stream) {
+  fill_words(base_.data(), kPoisonBits, base_.size(), stream);
+}
+
+std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t stream) const {
+  std::vector<float> host(count);
+  if (count) {
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), base_.data(), count * sizeof(float),
+                                        cudaMemcpyDeviceToHost, stream));
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
+                           cudaStream_t stream) {
+  if (from >= to) return to;
+  DeviceBuffer<unsigned long long> first(1);
+  const unsigned long long none = to;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream>>>(
+      static_cast<const std::uint32_t*>(data), from, to, bits, first.data());
+  WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  unsigned long long host = none;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::size_t>(host);
+}
+
+std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
+  const std::size_t first = first_mismatch(base_.data(), from, base_.size(), kPoisonBits, stream);
+  if (first == base_.size()) return "";
+  if (first >= capacity_) {
+    return fmt::format("output element {} was written: that is past the end of the {} the "
+                       "harness provided (an out-of-bounds write)\n",
+                       first, capacity_);
+  }
+  return fmt::format("output element {} was written, but the launcher said it wrote only {}\n",
+                     first, from);
+}
+
+GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
+    : bytes_(bytes), words_((bytes + 3) / 4), base_(words_ + 2 * kGuardWords) {
+  fill_words(base_.data(), kPoisonBits, base_.size(), nullptr);
+  if (words_) WORKBOOK_CUDA_CHECK(cudaMemset(data(), 0, words_ * sizeof(std::uint32_t)));
+  WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::string GuardedWorkspace::explain_overrun(cudaStream_t stream) const {
+  const std::size_t before = first_mismatch(base_.data(), 0, kGuardWords, kPoisonBits, stream);
+  if (before != kGuardWords) {
+    return fmt::format("the workspace was written {} bytes before its start\n",
+                       (kGuardWords - before) * 4);
+  }
+  const std::size_t end = kGuardWords + words_;
+  const std::size_t after = first_mismatch(base_.data(), end, base_.size(), kPoisonBits, stream);
+  if (after != base_.size()) {
+    return fmt::format("the workspace was written at byte {}, but workspace_bytes(n) asked for "
+                       "only {} bytes\n",
+                       (after - kGuardWords) * 4, bytes_);
+  }
+  return "";
+}
+
+}  // namespace workbook

@@ -1,0 +1,126 @@
+// The implementation a judge tests: the chapter's code in a runner process of its own (how the
+// grader always tests, and the default), or linked into the judge's own process (the student's
+// profiling builds, and machines that cannot share GPU memory between processes).
+//
+// Either way a test hands it calls on buffers the judge allocated (runner/shared_memory.hpp),
+// it runs them on its two streams, waits for all of them, and says what each launcher returned;
+// the judge then checks the buffers itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workbook/contract.hpp"
+#include "runner/remote.hpp"
+#include "sandbox/cgroup.hpp"
+#include "judge/channel.hpp"
+#include "sandbox/sandbox.hpp"
+
+namespace workbook::judge {
+
+//! One call of the chapter's launcher, on judge memory.
+using Call = remote::LocalCall;
+
+//! What running a list of calls gave.
+struct Outcome {
+  std::vector<remote::CallResult> results;  // one per call, in order, when the calls ran
+  std::string error;  // why they did not all finish: a kernel error, a hang, a runner that died
+  bool fatal = false;  // no later call can run (the CUDA context is lost, or the runner is gone)
+  bool hang = false;   // fatal because a call did not finish in time
+  double seconds = 0;  // from handing the calls over to knowing they all finished, as the judge's clock says
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual const remote::Registration& registration() const = 0;
+  //! The workspace a full reduction asks for; nullopt, with `why`, if it could not be asked.
+  virtual std::optional<std::size_t> workspace_bytes(std::size_t n, std::string* why) = 0;
+  //! Enqueues every call in order on its stream, then waits for both streams.
+  virtual Outcome run(const std::vector<Call>& calls) = 0;
+  //! Where the code runs, for the log: "in this process", or the sandbox's summary.
+  virtual std::string where() const = 0;
+};
+
+//! The implementation linked into this process (exactly one must have registered).
+std::unique_ptr<Subject> local_subject(const Entry& entry);
+
+//! How to start a runner.
+struct RunnerOptions {
+  std::string runner;                     //!< the runner executable
+  std::string sandbox_helper;             //!< workbook-sandbox, or "" to run it unsandboxed
+  std::string scratch;                    //!< its writable folder ("": a fresh one, removed at the end)
+  std::vector<std::string> readable;      //!< more folders it may read (a debugger's sources)
+  std::vector<std::string> wrapper;       //!< a tool that starts it (compute-sanitizer ..., cuda-gdb --args)
+  bool interactive = false;               //!< the tool talks to the terminal (cuda-gdb): stdio inherited
+  bool loopback = false;                  //!< a loopback network of its own in the sandbox (NCCL's bootstrap)
+  double call_timeout_s = channel::kCallLimitSeconds;  //!< a run that takes longer is a hang (0: no limit)
+  double cpu_seconds = 0;                 //!< RLIMIT_CPU of the runner
+  std::size_t output_limit = std::size_t(1) << 20;  //!< the runner's output kept in the log
+  //! What the sandbox's cgroup allows its processes (host memory, pinned included; processes).
+  cgroup::Limits limits;
+  //! The GPU memory its processes may hold beyond the judge's buffers they map (NVML); 0: any.
+  std::uint64_t gpu_memory_bytes = 0;
+};
+
+//! The chapter's code in a runner process: started, shown this process's shared memory pool,
+//! and asked what registered. Throws std::runtime_error, saying why, when that fails.
+class RemoteSubject;
+std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
+
+class RemoteSubject : public Subject {
+ public:
+  ~RemoteSubject() override;
+  const remote::Registration& registration() const override { return registration_; }
+  std::optional<std::size_t> workspace_bytes(std::size_t n, std::string* why) override;
+  Outcome run(const std::vector<Call>& calls) override;
+  std::string where() const override;
+  const sandbox::SandboxReport& sandbox() const { return sandbox_; }
+
+  //! Asks the runner to end and waits for it: its exit status as the shell gives it (a tool such
+  //! as compute-sanitizer answers for it), or -1 if it had to be killed.
+  int finish();
+  //! How many bytes the runner wrote to its output, and how many of them the log kept.
+  std::size_t output_bytes() const;
+  std::size_t output_kept() const;
+  //! What compute-sanitizer wrote to its own descriptor (RunnerOptions::findings), once finished: the
+  //! runner's output is never read for findings.
+  const std::vector<std::string>& findings() const { return findings_; }
+  //! GPU memory its processes held at the last look (NVML), and the most seen; nullopt where NVML
+  //! could not tell.
+  std::optional<std::uint64_t> gpu_bytes_peak() const { return gpu_bytes_peak_; }
+
+ private:
+  friend std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
+  struct Process;
+  RemoteSubject() = default;
+  //! Sends a request and waits for its reply; false, with why, when none came (*timed_out: because
+  //! none came within timeout_s, and the runner was ended).
+  bool request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why,
+               int fd = -1, bool* timed_out = nullptr);
+  std::string ended_how();
+  void unmap(std::uint64_t id);
+
+  std::unique_ptr<Process> process_;
+  remote::Registration registration_;
+  sandbox::SandboxReport sandbox_;
+  bool sandboxed_ = false;
+  bool dead_ = false;
+  double call_timeout_s_ = 60;
+  std::map<std::uint64_t, std::uint64_t> mapped_;  // the judge's buffers it maps now: id -> bytes
+  int exit_code_ = -1;
+  std::size_t output_bytes_ = 0, output_kept_ = 0;
+  std::vector<std::string> findings_;
+  std::optional<std::uint64_t> gpu_bytes_peak_;
+  std::uint64_t gpu_budget_ = 0;
+  //! Whether its processes hold more GPU memory than their budget (and the judge's buffers they map);
+  //! if so, `*why` says how much, and the runner is ended.
+  bool over_gpu_budget(std::string* why);
+};
+
+}  // namespace workbook::judge
