@@ -29,16 +29,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
-#include <ctime>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <cub/device/device_reduce.cuh>
 #include <fmt/format.h>
+#include <cub/device/device_reduce.cuh>
 #include <nlohmann/json.hpp>
 
 #if WORKBOOK_CUB_GPU_TO_GPU
@@ -49,9 +49,9 @@
 #include "judge/inputs.hpp"
 #include "judge/manifest.hpp"
 #include "judge/names.hpp"
-#include "runner/registry.hpp"
 #include "judge/timing.hpp"
 #include "judge/verify.hpp"
+#include "runner/registry.hpp"
 
 namespace {
 
@@ -133,15 +133,15 @@ int main(int argc, char** argv) {
     const auto run = [&] { return e.block_pass(input.data(), n, partials.data(), partials.size(), stream); };
     const std::size_t count = run();
     std::vector<float> p(count);
-    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(p.data(), partials.data(), count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, stream));
+    WORKBOOK_CUDA_CHECK(
+        cudaMemcpyAsync(p.data(), partials.data(), count * sizeof(float), cudaMemcpyDeviceToHost, stream));
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (!check.passes(sum_in_double(p))) {
       fmt::print(stderr, "{}: wrong sum, {}\n", e.chapter, check.describe(sum_in_double(p)));
       return 1;
     }
-    rows.push_back({e.chapter, spec ? spec->version : "?", spec ? spec->title : "", n,
-                    time_on_stream(run, stream).gbps(bytes)});
+    rows.push_back(
+        {e.chapter, spec ? spec->version : "?", spec ? spec->title : "", n, time_on_stream(run, stream).gbps(bytes)});
   }
 
   // Whole reductions to one float beside the block passes: CUB (its temporary storage allocated
@@ -177,8 +177,8 @@ int main(int argc, char** argv) {
           [&, e, ws] { e->reduce(input.data(), n, total.data(), ws, stream); });
   }
 #if WORKBOOK_CUB_GPU_TO_GPU
-  whole(kCubGpuToGpu, "CUB g2g", fmt::format("cub::DeviceReduce::Sum, gpu_to_gpu determinism (CUB {})",
-                                             bench::cub_gpu_to_gpu_version()),
+  whole(kCubGpuToGpu, "CUB g2g",
+        fmt::format("cub::DeviceReduce::Sum, gpu_to_gpu determinism (CUB {})", bench::cub_gpu_to_gpu_version()),
         [&] { WORKBOOK_CUDA_CHECK(bench::cub_gpu_to_gpu_sum(input.data(), n, total.data(), stream)); });
 #endif
 
@@ -216,32 +216,36 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<DeviceBuffer<unsigned char>>> workspaces;
   for (const Entry& e : all_entries()) {
     if (std::string(e.subject) != "reference" || e.kind != ChapterKind::full) continue;
-    workspaces.push_back(std::make_unique<DeviceBuffer<unsigned char>>(std::max<std::size_t>(e.workspace_bytes(big), 1)));
+    workspaces.push_back(
+        std::make_unique<DeviceBuffer<unsigned char>>(std::max<std::size_t>(e.workspace_bytes(big), 1)));
     WORKBOOK_CUDA_CHECK(cudaMemset(workspaces.back()->data(), 0, workspaces.back()->size()));
     void* ws = workspaces.back()->data();
-    strategies.push_back({e.chapter, [&, e, ws](std::size_t m) { e.reduce(big_input.data(), m, total.data(), ws, stream); }});
+    strategies.push_back(
+        {e.chapter, [&, e, ws](std::size_t m) { e.reduce(big_input.data(), m, total.data(), ws, stream); }});
   }
   std::size_t big_temp_bytes = 0;
   WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, big_temp_bytes, big_input.data(), total.data(), big, stream));
   DeviceBuffer<unsigned char> big_temp(big_temp_bytes);
   // As CUB's users call it: an int count where n fits (every n of the sweep), and the 64-bit path.
   strategies.push_back({"cub", [&](std::size_t m) {
-    std::size_t bytes_needed = big_temp_bytes;
-    if (m < (std::size_t(1) << 31)) {
-      WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(),
-                                                 static_cast<int>(m), stream));
-    } else {
-      WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
-    }
-  }});
+                          std::size_t bytes_needed = big_temp_bytes;
+                          if (m < (std::size_t(1) << 31)) {
+                            WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(),
+                                                                       total.data(), static_cast<int>(m), stream));
+                          } else {
+                            WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(),
+                                                                       total.data(), m, stream));
+                          }
+                        }});
   strategies.push_back({"cub_size_t", [&](std::size_t m) {
-    std::size_t bytes_needed = big_temp_bytes;
-    WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(), total.data(), m, stream));
-  }});
+                          std::size_t bytes_needed = big_temp_bytes;
+                          WORKBOOK_CUDA_CHECK(cub::DeviceReduce::Sum(big_temp.data(), bytes_needed, big_input.data(),
+                                                                     total.data(), m, stream));
+                        }});
 #if WORKBOOK_CUB_GPU_TO_GPU
   strategies.push_back({kCubGpuToGpu, [&](std::size_t m) {
-    WORKBOOK_CUDA_CHECK(bench::cub_gpu_to_gpu_sum(big_input.data(), m, total.data(), stream));
-  }});
+                          WORKBOOK_CUDA_CHECK(bench::cub_gpu_to_gpu_sum(big_input.data(), m, total.data(), stream));
+                        }});
 #endif
   {
     // The same input through every strategy: the bits of each result.
@@ -263,7 +267,11 @@ int main(int argc, char** argv) {
   }
   // Microseconds per call, timed back to back (kBackToBack calls between one pair of events).
   const auto per_call_us = [&](const std::function<void()>& call) {
-    const Timing t = time_on_stream([&] { for (int k = 0; k < kBackToBack; ++k) call(); }, stream, 2, 15);
+    const Timing t = time_on_stream(
+        [&] {
+          for (int k = 0; k < kBackToBack; ++k) call();
+        },
+        stream, 2, 15);
     return 1000.0 * t.median_ms() / kBackToBack;
   };
   const auto graph_us = [&](cudaGraphExec_t exec) {  // one graph of kBackToBack calls
@@ -278,16 +286,16 @@ int main(int argc, char** argv) {
   floor_rows.emplace_back("empty_grid", per_call_us([&] { empty_kernel<<<full_grid, 256, 0, stream>>>(); }));
   // The same empty kernel through cudaLaunchKernelEx, the launch path of chapters 13 and 14.
   floor_rows.emplace_back("empty_1x32_ex", per_call_us([&] {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(1);
-    config.blockDim = dim3(32);
-    config.stream = stream;
-    cudaLaunchKernelEx(&config, empty_kernel);
-  }));
+                            cudaLaunchConfig_t config = {};
+                            config.gridDim = dim3(1);
+                            config.blockDim = dim3(32);
+                            config.stream = stream;
+                            cudaLaunchKernelEx(&config, empty_kernel);
+                          }));
   floor_rows.emplace_back("memset_empty", per_call_us([&] {
-    WORKBOOK_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(float), stream));
-    launch_empty();
-  }));
+                            WORKBOOK_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(float), stream));
+                            launch_empty();
+                          }));
   if (cudaGraphExec_t g = capture(launch_empty, kBackToBack, stream, "empty")) {
     floor_rows.emplace_back("empty_1x32_graph", graph_us(g));
     cudaGraphExecDestroy(g);
@@ -326,8 +334,7 @@ int main(int argc, char** argv) {
       }
       const double us = time_us();
       fmt::print(" {:>15.2f}", us);
-      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", name, m, us, m * sizeof(float) / (us * 1e3),
-                           us / empty_us);
+      sweep << fmt::format("{},{},{:.3f},{:.1f},{:.3f}\n", name, m, us, m * sizeof(float) / (us * 1e3), us / empty_us);
       return true;
     };
     fmt::print("{:>12}", fmt::format("2^{}", int(std::log2(double(m)))));
@@ -340,7 +347,8 @@ int main(int argc, char** argv) {
       const std::string name = st.name + "_graph";
       cudaGraphExec_t g = capture([&] { st.call(m); }, kBackToBack, stream, name);
       if (!g) continue;
-      const bool ok = row(name, [&] { WORKBOOK_CUDA_CHECK(cudaGraphLaunch(g, stream)); }, [&] { return graph_us(g); });
+      const bool ok = row(
+          name, [&] { WORKBOOK_CUDA_CHECK(cudaGraphLaunch(g, stream)); }, [&] { return graph_us(g); });
       cudaGraphExecDestroy(g);
       if (!ok) return 1;
     }

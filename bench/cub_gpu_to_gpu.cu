@@ -17,8 +17,8 @@ static_assert(CUB_VERSION >= 300100, "CUB's gpu_to_gpu determinism needs CCCL 3.
 namespace workbook::bench {
 
 cudaError_t cub_gpu_to_gpu_sum(const float* in, std::size_t n, float* out, cudaStream_t stream) {
-  const auto env = ::cuda::std::execution::env{
-      ::cuda::stream_ref{stream}, ::cuda::execution::require(::cuda::execution::determinism::gpu_to_gpu)};
+  const auto env = ::cuda::std::execution::env{::cuda::stream_ref{stream},
+                                               ::cuda::execution::require(::cuda::execution::determinism::gpu_to_gpu)};
   return cub::DeviceReduce::Sum(in, out, static_cast<long long>(n), env);
 }
 

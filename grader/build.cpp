@@ -18,9 +18,7 @@ Build::Build(std::string build_dir, double timeout_s) : build_dir_(std::move(bui
   fs::create_directories(fs::path(build_dir_) / "logs");
 }
 
-std::string Build::log(const std::string& name) const {
-  return (fs::path(build_dir_) / "logs" / name).string();
-}
+std::string Build::log(const std::string& name) const { return (fs::path(build_dir_) / "logs" / name).string(); }
 
 std::string Build::cached(const std::string& variable) const {
   std::ifstream in(fs::path(build_dir_) / "CMakeCache.txt");
@@ -32,15 +30,22 @@ std::string Build::cached(const std::string& variable) const {
   return "";
 }
 
-bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir,
-                      bool device_debug, std::string* why) {
-  const std::vector<std::string> cmd = {
-      "cmake", "-S", WORKBOOK_SOURCE_DIR, "-B", build_dir_, "-G", WORKBOOK_GENERATOR,
-      "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_CHAPTERS_ONLY=ON",
-      fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots), "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
-      std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
-      "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
-      "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
+bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir, bool device_debug,
+                      std::string* why) {
+  const std::vector<std::string> cmd = {"cmake",
+                                        "-S",
+                                        WORKBOOK_SOURCE_DIR,
+                                        "-B",
+                                        build_dir_,
+                                        "-G",
+                                        WORKBOOK_GENERATOR,
+                                        "-DCMAKE_BUILD_TYPE=Release",
+                                        "-DWORKBOOK_CHAPTERS_ONLY=ON",
+                                        fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots),
+                                        "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
+                                        std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
+                                        "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
+                                        "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
   if (r.interrupted) {
     *why = "interrupted";
@@ -53,8 +58,7 @@ bool Build::configure(const std::string& architectures, int slots, const std::st
   return true;
 }
 
-ProcessResult Build::build(const std::vector<std::string>& targets, const std::string& log_path,
-                           bool keep_going) {
+ProcessResult Build::build(const std::vector<std::string>& targets, const std::string& log_path, bool keep_going) {
   std::vector<std::string> cmd = {"cmake", "--build", build_dir_, "--target"};
   cmd.insert(cmd.end(), targets.begin(), targets.end());
   if (keep_going) {
@@ -79,8 +83,7 @@ std::string Build::object_of(const std::string& target) const {
   return "";
 }
 
-std::string compile_errors(const std::string& log_path, const std::string& strip_prefix,
-                           std::size_t max_errors) {
+std::string compile_errors(const std::string& log_path, const std::string& strip_prefix, std::size_t max_errors) {
   const std::string log = read_bounded(log_path, 4 * kMaxEntryBytes);
   // nvcc/EDG: "file(12): error: ..."; g++: "file:12:3: error: ..."; the linker; ptxas.
   static const std::regex diagnostic(
@@ -103,8 +106,7 @@ std::string compile_errors(const std::string& log_path, const std::string& strip
     out += lines[i] + "\n";
     // The source line and the caret under it (nvcc), or g++'s " 12 | code" and "    |  ^".
     for (std::size_t k = i + 1; k < lines.size() && k <= i + 3; ++k) {
-      if (lines[k].empty() || std::regex_match(lines[k], diagnostic) ||
-          std::regex_match(lines[k], noise)) {
+      if (lines[k].empty() || std::regex_match(lines[k], diagnostic) || std::regex_match(lines[k], noise)) {
         break;
       }
       out += lines[k] + "\n";

@@ -22,13 +22,12 @@ class Build {
   //! learner builds whose sources are in `slots_dir`, for the CUDA
   //! `architectures` (CMake's list: "90-real", "80-real;90"). False with the
   //! log's tail in `why` on failure.
-  bool configure(const std::string& architectures, int slots, const std::string& slots_dir,
-                 bool device_debug, std::string* why);
+  bool configure(const std::string& architectures, int slots, const std::string& slots_dir, bool device_debug,
+                 std::string* why);
 
   //! Builds `targets` in one call (they build in parallel), at a lower CPU
   //! priority than the tests; with `keep_going` past targets that fail.
-  ProcessResult build(const std::vector<std::string>& targets, const std::string& log_path,
-                      bool keep_going = false);
+  ProcessResult build(const std::vector<std::string>& targets, const std::string& log_path, bool keep_going = false);
 
   //! Where target `target`'s object file of kernel.cu is once built, or "".
   std::string object_of(const std::string& target) const;
@@ -49,7 +48,6 @@ class Build {
 //! `max_errors` errors, with `strip_prefix` (the folder the chapter folders are
 //! in) cut from paths. Falls back to the log's last lines when no diagnostic is
 //! recognized.
-std::string compile_errors(const std::string& log_path, const std::string& strip_prefix,
-                           std::size_t max_errors = 5);
+std::string compile_errors(const std::string& log_path, const std::string& strip_prefix, std::size_t max_errors = 5);
 
 }  // namespace grader

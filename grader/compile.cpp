@@ -10,15 +10,14 @@
 
 #include <fmt/format.h>
 
-#include "text.hpp"
 #include "judge/manifest.hpp"
 #include "judge/names.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 
 namespace grader {
 namespace {
-
 
 void remove_quietly(const fs::path& p) {
   std::error_code ec;
@@ -48,11 +47,11 @@ std::string stage(const fs::path& source, const fs::path& staged, bool* missing)
   return "";
 }
 
-void does_not_compile(ChapterResult& r, const ProcessResult& p, const std::string& log,
-                      const std::string& slot_dir, double timeout_s) {
+void does_not_compile(ChapterResult& r, const ProcessResult& p, const std::string& log, const std::string& slot_dir,
+                      double timeout_s) {
   r.status = Status::does_not_compile;
-  r.detail = p.timed_out ? fmt::format("the build took longer than {:.0f} s", timeout_s)
-                         : compile_errors(log, slot_dir);
+  r.detail =
+      p.timed_out ? fmt::format("the build took longer than {:.0f} s", timeout_s) : compile_errors(log, slot_dir);
   if (r.detail.find("No such file or directory") != std::string::npos) {
     r.detail += "(only each chapter's kernel.cu is graded: a header of your own belongs in it)\n";
   }
@@ -143,8 +142,9 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
           unmet.need == workbook::Unmet::Need::nccl) {
         // The grading build has no target for it: the chapter over several GPUs needs NCCL.
         r.status = Status::skipped_for(unmet.word);
-        r.detail = "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
-                   "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";
+        r.detail =
+            "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
+            "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";
         w.results->push_back(std::move(r));
         continue;
       }

@@ -14,12 +14,12 @@
 #include "compile.hpp"
 #include "exit_status.hpp"
 #include "gpu.hpp"
+#include "judge/device.hpp"
+#include "judge/names.hpp"
 #include "process.hpp"
 #include "session.hpp"
 #include "student.hpp"
 #include "text.hpp"
-#include "judge/device.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,7 +58,7 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
                debug.device_debug ? "-G" : "-lineinfo", why);
     return code(Exit::not_graded);
   }
-  const std::string test = !debug.test.empty() ? debug.test
+  const std::string test = !debug.test.empty()        ? debug.test
                            : debug.tool == "cuda-gdb" ? std::string(workbook::names::kSanitizedTests.front())
                                                       : sanitizer_filter();
   const std::string slot = session.slot_dir(0);
@@ -80,9 +80,14 @@ int debug_chapter(const Options& given, const workbook::Manifest& manifest, cons
   }
   // The judge runs the tests; the chapter's code runs under the tool in the sandbox, which may
   // read the student's chapters (the debugger shows their lines).
-  std::vector<std::string> argv = {session.judge(), "--chapter=" + slug, "--subject=learner", "--runner=" + runner,
-                                   "--sandbox=" + session.sandbox_helper(), "--read=" + opt.chapters_dir,
-                                   "--read=" + slot, debug.tool == "cuda-gdb" ? "--call-timeout=0" : "--call-timeout=600"};
+  std::vector<std::string> argv = {session.judge(),
+                                   "--chapter=" + slug,
+                                   "--subject=learner",
+                                   "--runner=" + runner,
+                                   "--sandbox=" + session.sandbox_helper(),
+                                   "--read=" + opt.chapters_dir,
+                                   "--read=" + slot,
+                                   debug.tool == "cuda-gdb" ? "--call-timeout=0" : "--call-timeout=600"};
   if (debug.tool == "cuda-gdb") argv.push_back("--interactive");
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   argv.push_back("--gtest_filter=" + test);

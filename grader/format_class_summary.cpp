@@ -30,8 +30,8 @@ std::string class_summary(const std::vector<json>& reports, const std::vector<st
       if (!r.complete || r.interrupted) ++incomplete;
     }
     for (std::size_t i = 0; i < slugs.size(); ++i) {
-      const auto c = std::find_if(r.views.begin(), r.views.end(),
-                                  [&](const Chapter& ch) { return ch.slug == slugs[i]; });
+      const auto c =
+          std::find_if(r.views.begin(), r.views.end(), [&](const Chapter& ch) { return ch.slug == slugs[i]; });
       if (c == r.views.end() || !r.graded || !c->graded()) {
         ++counts[i].not_graded;  // absent from the report counts as not graded
       } else if (c->kind == Kind::passed) {

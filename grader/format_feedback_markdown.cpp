@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "judge/names.hpp"
 #include "report_view.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 using nlohmann::json;
 
@@ -67,7 +67,8 @@ std::string feedback_markdown(const json& report) {
   const Report r = report_of(report);
   std::string md = "# Feedback: " + md_text(r.name) + "\n\n";
   if (!r.graded) {
-    md += "> **" + md_text(not_graded_line(r)) + "**\n>\n"
+    md += "> **" + md_text(not_graded_line(r)) +
+          "**\n>\n"
           "> The grader could not grade this submission, so this page is not a grade: "
           "no points were given and none were lost.\n\n";
   }
@@ -76,22 +77,23 @@ std::string feedback_markdown(const json& report) {
   md += r.graded ? "- **Total:** " + points_text(r.points) + " / " + points_text(r.max_points) + " points\n"
                  : "- **Total:** not graded (" + points_text(r.max_points) + " points to earn)\n";
   if (r.graded && (r.interrupted || !r.complete)) {
-    md += "\nThis run did not finish: the chapters marked *not graded* or *interrupted* below were not graded, "
-          "and they cost no points.\n";
+    md +=
+        "\nThis run did not finish: the chapters marked *not graded* or *interrupted* below were not graded, "
+        "and they cost no points.\n";
   }
 
-  md += "\n| Chapter | Status | Correctness tests | GB/s | % of reference (needed) | Points |\n"
-        "|---|---|---|---|---|---|\n";
+  md +=
+      "\n| Chapter | Status | Correctness tests | GB/s | % of reference (needed) | Points |\n"
+      "|---|---|---|---|---|---|\n";
   for (const Chapter& c : r.views) {
     const std::string correctness = c.tests_total > 0 ? fmt::format("{}/{}", c.tests_passed, c.tests_total) : "-";
     const std::string gbps = c.learner_gbps ? fmt::format("{:.0f}", *c.learner_gbps) : "-";
     std::string pct = c.bandwidth_ratio ? fmt::format("{:.1f}%", 100 * *c.bandwidth_ratio) : "-";
     if (c.required_fraction) pct += fmt::format(" ({:.0f}%)", 100 * *c.required_fraction);
-    const std::string points = r.graded && c.graded()
-                                   ? points_text(c.points) + " / " + points_text(c.max_points)
-                                   : "not graded";
-    md += "| " + md_cell(c.label()) + " | " + md_cell(c.status.word_or("-")) + " | " +
-          correctness + " | " + gbps + " | " + md_cell(pct) + " | " + points + " |\n";
+    const std::string points =
+        r.graded && c.graded() ? points_text(c.points) + " / " + points_text(c.max_points) : "not graded";
+    md += "| " + md_cell(c.label()) + " | " + md_cell(c.status.word_or("-")) + " | " + correctness + " | " + gbps +
+          " | " + md_cell(pct) + " | " + points + " |\n";
   }
 
   for (const Chapter& c : r.views) {

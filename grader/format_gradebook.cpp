@@ -57,15 +57,14 @@ std::string gradebook_csv(const std::vector<json>& reports, const std::vector<st
     const std::string student = mapped != ids.end() ? mapped->second : r.name;
     std::string row;
     for (const std::string& slug : slugs) {
-      const auto c = std::find_if(r.views.begin(), r.views.end(),
-                                  [&](const Chapter& ch) { return ch.slug == slug; });
+      const auto c = std::find_if(r.views.begin(), r.views.end(), [&](const Chapter& ch) { return ch.slug == slug; });
       row += ",";
       if (r.graded && c != r.views.end() && c->graded()) row += csv_field(points_text(c->points));
     }
     row += "," + (r.graded ? csv_field(points_text(r.points)) : "");
     row += "," + csv_field(points_text(r.max_points));
-    const std::string status = !r.graded ? (r.not_graded_reason.empty() ? "not graded"
-                                                                        : "not graded: " + r.not_graded_reason)
+    const std::string status = !r.graded
+                                   ? (r.not_graded_reason.empty() ? "not graded" : "not graded: " + r.not_graded_reason)
                                : !r.complete || r.interrupted ? "incomplete"
                                                               : "graded";
     row += "," + csv_field(status);
@@ -142,7 +141,8 @@ std::map<std::string, std::string> read_id_mapping(const std::string& csv_text, 
     if (fields[0].empty() || fields[1].empty()) return fail(record_line, "an empty submission or student");
     const auto [it, added] = listed_on.emplace(fields[0], record_line);
     if (!added) {
-      return fail(record_line, fmt::format("submission '{}' is listed twice (first on line {})", fields[0], it->second));
+      return fail(record_line,
+                  fmt::format("submission '{}' is listed twice (first on line {})", fields[0], it->second));
     }
     ids[fields[0]] = fields[1];
   }

@@ -100,12 +100,9 @@ std::string gradescope_results(const json& report, const GradescopeOptions& o) {
     output += "\n";
   }
 
-  json doc = {{"score", r.graded ? r.points : 0.0},
-              {"output", html_escape(bounded_text(output, kTestOutputBytes))},
-              {"output_format", "simple_format"},
-              {"visibility", o.visibility},
-              {"stdout_visibility", "hidden"},
-              {"tests", tests}};
+  json doc = {{"score", r.graded ? r.points : 0.0}, {"output", html_escape(bounded_text(output, kTestOutputBytes))},
+              {"output_format", "simple_format"},   {"visibility", o.visibility},
+              {"stdout_visibility", "hidden"},      {"tests", tests}};
   if (r.seconds) doc["execution_time"] = static_cast<long long>(std::llround(*r.seconds));
   if (!leaderboard.empty()) doc["leaderboard"] = leaderboard;
   return json_text(doc);

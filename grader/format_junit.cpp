@@ -141,8 +141,8 @@ std::string junit_xml(const std::vector<json>& reports) {
         }
       }
       std::string head = "  <testsuite name=\"" + attr(r.name + "/" + c.slug) + "\"" +
-                         fmt::format(" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\"", s.tests,
-                                     s.failures, s.errors, s.skipped) +
+                         fmt::format(" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\"", s.tests, s.failures,
+                                     s.errors, s.skipped) +
                          " time=\"" + seconds_text(c.seconds) + "\"";
       if (!r.date.empty()) head += " timestamp=\"" + attr(r.date) + "\"";
       suites += head + ">\n" + s.body + "  </testsuite>\n";

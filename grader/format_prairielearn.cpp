@@ -22,9 +22,8 @@ std::string prairielearn_results(const json& report) {
     const bool scored = r.graded && c.graded();
     const std::string body = correctness_report(c, c.failed.size()) + "\nPerformance: " + performance_report(c);
     json t = {{"name", valid_utf8(c.label())},
-              {"description",
-               fmt::format("Chapter {}: correctness tests ({} points), then bandwidth ({} points)", c.slug,
-                           points_text(c.max_correctness), points_text(c.max_performance))},
+              {"description", fmt::format("Chapter {}: correctness tests ({} points), then bandwidth ({} points)",
+                                          c.slug, points_text(c.max_correctness), points_text(c.max_performance))},
               {"message", valid_utf8(c.status.word_or("no status"))},
               {"output", bounded_text(body, kTestOutputBytes)}};
     if (scored) {
@@ -45,9 +44,9 @@ std::string prairielearn_results(const json& report) {
     doc["message"] = valid_utf8(not_graded_line(r));
     doc["format_errors"] = json::array({valid_utf8(not_graded_line(r))});
   }
-  doc["output"] = bounded_text("Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text +
-                                   ".\n" + output,
-                               kRunOutputBytes);
+  doc["output"] = bounded_text(
+      "Submission " + r.name + (r.date.empty() ? "" : ", " + r.date) + ", " + r.device_text + ".\n" + output,
+      kRunOutputBytes);
   return json_text(doc);
 }
 

@@ -50,8 +50,7 @@ std::string junit_xml(const std::vector<nlohmann::json>& reports);
 //! one row per report sorted by student. The student is ids[submission id]
 //! when the mapping has it, else the submission id. A chapter that was not
 //! graded (or is absent) is an empty cell, never a 0.
-std::string gradebook_csv(const std::vector<nlohmann::json>& reports,
-                          const std::vector<std::string>& slugs,
+std::string gradebook_csv(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& slugs,
                           const std::map<std::string, std::string>& ids);
 
 //! Parses a mapping file "submission,student" (that header first; quoted
@@ -62,7 +61,6 @@ std::map<std::string, std::string> read_id_mapping(const std::string& csv_text, 
 //! Plain text for the terminal: per chapter how many submissions passed,
 //! failed or could not be graded; the submissions not graded and why (20 at
 //! most); how many reports are incomplete.
-std::string class_summary(const std::vector<nlohmann::json>& reports,
-                          const std::vector<std::string>& slugs);
+std::string class_summary(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& slugs);
 
 }  // namespace grader

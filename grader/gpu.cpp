@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "text.hpp"
 #include "judge/device.hpp"
+#include "text.hpp"
 
 namespace grader {
 

@@ -10,8 +10,8 @@
 namespace grader {
 
 struct Gpu {
-  int index = -1;            // as the grader's CUDA runtime numbers the visible GPUs
-  std::string visible;       // CUDA_VISIBLE_DEVICES for its test processes
+  int index = -1;       // as the grader's CUDA runtime numbers the visible GPUs
+  std::string visible;  // CUDA_VISIBLE_DEVICES for its test processes
   DeviceSummary summary;
   //! The compute capability that decides which chapters it skips for their `requires`: its
   //! own, or lower with WORKBOOK_COMPUTE_CAPABILITY=80 (the maintainers' check of that path on

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile.hpp"
+#include "judge/names.hpp"
 #include "merge.hpp"
 #include "pool.hpp"
 #include "progress.hpp"
@@ -26,14 +27,12 @@
 #include "submissions.hpp"
 #include "tester.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace grader {
 namespace {
-
 
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
@@ -144,14 +143,16 @@ class Run {
     if (gpus_.empty()) no_gpu_ = "no GPU: " + why;
     const std::vector<Submission> todo = class_mode ? class_list() : std::vector<Submission>{single()};
     if (class_mode && none_found_) {
-      fmt::print(stderr, "grader: --submissions {}: no submission in it (each is a folder holding a chapters/ tree, "
-                 "or a .zip, .tar.gz or .tgz of one)\n", opt_.submissions_dir);
+      fmt::print(stderr,
+                 "grader: --submissions {}: no submission in it (each is a folder holding a chapters/ tree, "
+                 "or a .zip, .tar.gz or .tgz of one)\n",
+                 opt_.submissions_dir);
       return code(Exit::cannot);
     }
     if (class_mode) {
       fmt::print("Grading {} submission{} of {}{} into {}\n", todo.size(), todo.size() == 1 ? "" : "s",
-                 opt_.submissions_dir,
-                 opt_.shards > 1 ? fmt::format(" (shard {} of {})", opt_.shard, opt_.shards) : "", opt_.out_dir);
+                 opt_.submissions_dir, opt_.shards > 1 ? fmt::format(" (shard {} of {})", opt_.shard, opt_.shards) : "",
+                 opt_.out_dir);
     } else {
       fmt::print("Grading {}\n", opt_.chapters_dir);
     }
@@ -161,11 +162,12 @@ class Run {
                  g.summary.driver_cuda);
     }
     if (gpus_.empty()) {
-      fmt::print("\nGrading needs a CUDA device, and none can be used here ({}).\nEvery chapter is "
-                 "still built and checked, so compile errors and refused files are reported; no "
-                 "test runs, and nothing is graded. No NVIDIA GPU of your own: docs/no-gpu.md (Google "
-                 "Colab's free T4 with notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
-                 why);
+      fmt::print(
+          "\nGrading needs a CUDA device, and none can be used here ({}).\nEvery chapter is "
+          "still built and checked, so compile errors and refused files are reported; no "
+          "test runs, and nothing is graded. No NVIDIA GPU of your own: docs/no-gpu.md (Google "
+          "Colab's free T4 with notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
+          why);
     }
     fmt::print("\n");
     bool merge_failed = false;
@@ -175,8 +177,9 @@ class Run {
       Session session(opt_, manifest_, chosen_);
       if (!session.prepare(slots, architectures(gpus_))) {
         // One submission still gets its report: not graded, and why.
-        if (!class_mode) unstarted(todo.front(), interrupted() ? "the grader was interrupted before grading began"
-                                                              : "the grader could not build its own parts");
+        if (!class_mode)
+          unstarted(todo.front(), interrupted() ? "the grader was interrupted before grading began"
+                                                : "the grader could not build its own parts");
         return interrupted() ? interrupted_status() : code(Exit::cannot);
       }
       fmt::print("\n");
@@ -231,13 +234,15 @@ class Run {
     }
     ReportPaths paths = opt_.paths;
     if (paths.report.empty()) paths.report = (fs::path(opt_.build_dir) / "report.json").string();
-    for (const std::string& p : write_reports(run, paths, report_options(), true)) fmt::print(stderr, "grader: {}\n", p);
+    for (const std::string& p : write_reports(run, paths, report_options(), true))
+      fmt::print(stderr, "grader: {}\n", p);
   }
 
   Submission single() const {
     Submission s;
     const fs::path dir = opt_.chapters_dir;
-    const std::string name = dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string();
+    const std::string name =
+        dir.filename() == "chapters" ? dir.parent_path().filename().string() : dir.filename().string();
     name_submission(s, name);
     s.source = opt_.chapters_dir;
     s.fingerprint = tree_fingerprint(opt_.chapters_dir, manifest_);
@@ -252,15 +257,17 @@ class Run {
     std::vector<Submission> mine = shard_of(all, opt_.shard, opt_.shards);
     std::vector<Submission> todo;
     for (const Submission& s : mine) {
-      if (!opt_.regrade && report_to_keep((fs::path(opt_.out_dir) / s.id / "report.json").string(), s,
-                                          opt_.sanitize, chosen_slugs())) {
+      if (!opt_.regrade &&
+          report_to_keep((fs::path(opt_.out_dir) / s.id / "report.json").string(), s, opt_.sanitize, chosen_slugs())) {
         ++kept_;
         continue;
       }
       todo.push_back(s);
     }
     total_ = mine.size();
-    if (kept_) fmt::print("  kept: {} complete report{} of an earlier run (--regrade grades them again)\n", kept_, kept_ == 1 ? "" : "s");
+    if (kept_)
+      fmt::print("  kept: {} complete report{} of an earlier run (--regrade grades them again)\n", kept_,
+                 kept_ == 1 ? "" : "s");
     return todo;
   }
 
@@ -273,7 +280,8 @@ class Run {
     for (const Gpu& g : gpus_) testers.push_back(std::make_unique<GpuTester>(session, g, timed_policy()));
     std::vector<std::thread> workers;
     for (auto& tester : testers) {
-      workers.emplace_back([this, &session, &ready, &slots, t = tester.get()] { gpu_worker(session, *t, ready, slots); });
+      workers.emplace_back(
+          [this, &session, &ready, &slots, t = tester.get()] { gpu_worker(session, *t, ready, slots); });
     }
     // The builder, ahead of the GPUs: as many submissions at once as there are
     // free slots, their files in one parallel build on every CPU core.
@@ -380,9 +388,10 @@ class Run {
         reject(r, {Refusal{"archive", "the archive is refused: " + refused}});
       } else {
         r.status = Status::missing;
-        r.detail = fmt::format("no chapters/ tree in {}: expected folders such as {}/kernel.cu, at the top or "
-                               "inside one folder", fs::path(s.source).filename().string(),
-                               chosen_.empty() ? "" : chosen_.front()->slug);
+        r.detail = fmt::format(
+            "no chapters/ tree in {}: expected folders such as {}/kernel.cu, at the top or "
+            "inside one folder",
+            fs::path(s.source).filename().string(), chosen_.empty() ? "" : chosen_.front()->slug);
       }
       run.chapters.push_back(r);
     }
@@ -423,9 +432,8 @@ class Run {
       if (r.status.is_pending()) r.status = interrupted() ? Status::interrupted : Status::failed;
     }
     run.interrupted = interrupted();
-    run.graded = !gpus_.empty() && std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-      return r.status.was_tested();
-    });
+    run.graded = !gpus_.empty() && std::any_of(run.chapters.begin(), run.chapters.end(),
+                                               [](const ChapterResult& r) { return r.status.was_tested(); });
     if (gpus_.empty()) run.not_graded_reason = no_gpu_;
     if (run.interrupted) run.not_graded_reason = "the grader was interrupted";
     run.seconds = std::chrono::duration<double>(Clock::now() - job->start).count();
@@ -449,9 +457,8 @@ class Run {
     }
     for (const std::string& p : problems) fmt::print(stderr, "grader: {}\n", p);
     if (!problems.empty()) write_failed_ = true;
-    if (std::any_of(run.chapters.begin(), run.chapters.end(), [](const ChapterResult& r) {
-          return r.status.counts_as_failure();
-        })) {
+    if (std::any_of(run.chapters.begin(), run.chapters.end(),
+                    [](const ChapterResult& r) { return r.status.counts_as_failure(); })) {
       any_failed_ = true;
     }
     if (class_mode) progress(run);
@@ -489,8 +496,7 @@ class Run {
     const std::string points = fmt::format("{:g}/{}", run.points(), run.max_points());
     const bool tty = isatty(STDOUT_FILENO);
     fmt::print("{}[{}/{}] {:<24} {:>9}  {:>6}{}\n", tty ? "\r\033[K" : "", done_ + kept_, total_, run.name,
-               run.graded ? points : "not graded", duration(run.seconds),
-               run.interrupted ? "  (interrupted)" : "");
+               run.graded ? points : "not graded", duration(run.seconds), run.interrupted ? "  (interrupted)" : "");
     if (tty && left > 0) {
       fmt::print("{} of {} graded, {:.1f} per minute, about {} left", done_ + kept_, total_, 60.0 / per,
                  duration(per * static_cast<double>(left)));
@@ -501,10 +507,10 @@ class Run {
   void finish_progress() {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     if (interrupted()) {
-      fmt::print("{}interrupted after {}: {} of {} submission{} graded in full; the reports of the others say "
-                 "which chapters were not graded, and a run again grades only those\n",
-                 isatty(STDOUT_FILENO) ? "\r\033[K" : "", duration(elapsed), complete_, total_,
-                 total_ == 1 ? "" : "s");
+      fmt::print(
+          "{}interrupted after {}: {} of {} submission{} graded in full; the reports of the others say "
+          "which chapters were not graded, and a run again grades only those\n",
+          isatty(STDOUT_FILENO) ? "\r\033[K" : "", duration(elapsed), complete_, total_, total_ == 1 ? "" : "s");
     } else if (done_ > 0) {
       fmt::print("{}graded {} submission{} in {} ({} per submission, builds included)\n",
                  isatty(STDOUT_FILENO) ? "\r\033[K" : "", done_, done_ == 1 ? "" : "s", duration(elapsed),

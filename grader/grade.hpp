@@ -6,9 +6,9 @@
 #include <string>
 
 #include "exit_status.hpp"
+#include "judge/manifest.hpp"
 #include "options.hpp"
 #include "status.hpp"
-#include "judge/manifest.hpp"
 
 namespace grader {
 
@@ -16,7 +16,6 @@ namespace grader {
 //! the exit status (exit_status.hpp; interrupted_code(signal) when interrupted).
 //! `statuses`, if given, gets each chapter's status (status.hpp) of a single
 //! submission by its slug: what watch mode shows after a save.
-int grade(const Options& opt, const workbook::Manifest& manifest,
-          std::map<std::string, Status>* statuses = nullptr);
+int grade(const Options& opt, const workbook::Manifest& manifest, std::map<std::string, Status>* statuses = nullptr);
 
 }  // namespace grader

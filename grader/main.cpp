@@ -9,9 +9,9 @@
 //   grader status | list | hint 03 | watch [03] | reset 03 | debug 03   the student's loop
 //
 // Every usage error exits 2 with one line saying what is wrong.
-#include <cstdint>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,20 +20,20 @@
 #include <tuple>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
 
 #include "formats.hpp"
 #include "grade.hpp"
+#include "judge/manifest.hpp"
 #include "merge.hpp"
-#include "student.hpp"
 #include "options.hpp"
 #include "process.hpp"
-#include "judge/manifest.hpp"
 #include "sandbox/sandbox.hpp"
+#include "student.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,8 +56,8 @@ std::string chapter_slug(const std::string& name, const workbook::Manifest& mani
   for (const workbook::ChapterSpec& c : manifest.chapters) {
     if (c.slug == key || c.slug.rfind(key + "_", 0) == 0) return c.slug;
   }
-  throw UsageError(fmt::format("--chapter {}: no such chapter; the chapters are {} (or their numbers)",
-                               name, slug_list(manifest)));
+  throw UsageError(
+      fmt::format("--chapter {}: no such chapter; the chapters are {} (or their numbers)", name, slug_list(manifest)));
 }
 
 bool holds_a_chapter(const fs::path& dir, const workbook::Manifest& manifest) {
@@ -77,8 +77,8 @@ fs::path chapters_tree(const std::string& given, const workbook::Manifest& manif
   }
   if (holds_a_chapter(dir, manifest)) return fs::canonical(dir);
   if (holds_a_chapter(dir / "chapters", manifest)) {
-    throw UsageError(fmt::format("--chapters {}: holds no chapter folders; did you mean {}?", given,
-                                 (dir / "chapters").string()));
+    throw UsageError(
+        fmt::format("--chapters {}: holds no chapter folders; did you mean {}?", given, (dir / "chapters").string()));
   }
   throw UsageError(fmt::format("--chapters {}: holds none of the chapter folders ({}, ...)", given,
                                manifest.chapters.empty() ? "" : manifest.chapters.front().slug));
@@ -91,11 +91,11 @@ std::string output_path(const char* option, const std::string& given) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw UsageError(fmt::format("{} {}: is a directory, not a file", option, given));
   if (!fs::is_directory(path.parent_path(), ec)) {
-    throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, given,
-                                 path.parent_path().string()));
+    throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, given, path.parent_path().string()));
   }
   // Found now, not after grading: the report is written by renaming a new file into place.
-  if (access(path.parent_path().c_str(), W_OK | X_OK) != 0 || (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)) {
+  if (access(path.parent_path().c_str(), W_OK | X_OK) != 0 ||
+      (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)) {
     throw UsageError(fmt::format("{} {}: cannot write there ({})", option, given, std::strerror(errno)));
   }
   return path.string();
@@ -110,8 +110,7 @@ std::string input_file(const char* option, const std::string& given) {
 
 std::uint64_t parse_seed(const std::string& text) {
   if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), ::isdigit)) {
-    throw UsageError(fmt::format("--seed {}: a seed is a whole number from 0 to 18446744073709551615",
-                                 text));
+    throw UsageError(fmt::format("--seed {}: a seed is a whole number from 0 to 18446744073709551615", text));
   }
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
@@ -190,26 +189,31 @@ int run_grader(int argc, char** argv) {
   }
   grader::Options opt;
   std::string chapters = WORKBOOK_SOURCE_DIR "/chapters", seed, shard, gpus;
-  CLI::App app{"Builds, checks and tests each chapter of a chapters/ tree on the GPU, one process per "
-               "chapter, and reports points per chapter; or a whole class of submissions. Exit status: "
-               "0 every chapter passed, 1 some failed, 2 a usage error or something the grader could "
-               "not do (its own build, a report it could not write), 3 nothing graded (no GPU) and every "
-               "chapter built and checked, 4 nothing graded (no GPU) and some chapter does not compile, "
-               "was refused or is missing, 130 interrupted.",
-               "grader/grade"};  // the name usage lines give: the command people run
+  CLI::App app{
+      "Builds, checks and tests each chapter of a chapters/ tree on the GPU, one process per "
+      "chapter, and reports points per chapter; or a whole class of submissions. Exit status: "
+      "0 every chapter passed, 1 some failed, 2 a usage error or something the grader could "
+      "not do (its own build, a report it could not write), 3 nothing graded (no GPU) and every "
+      "chapter built and checked, 4 nothing graded (no GPU) and some chapter does not compile, "
+      "was refused or is missing, 130 interrupted.",
+      "grader/grade"};  // the name usage lines give: the command people run
   app.add_option("--chapters", chapters, "the chapters/ tree to grade (one submission)")->capture_default_str();
   app.add_option("--chapter", opt.only, "grade only this chapter (repeatable): 03_idle_threads, 03 or 3");
-  auto* submissions = app.add_option("--submissions", opt.submissions_dir,
-      "grade a class: every folder, .zip, .tar.gz or .tgz in this folder is a submission");
-  app.add_option("--out", opt.out_dir, "with --submissions: <out>/<id>/ gets each submission's reports, "
+  auto* submissions =
+      app.add_option("--submissions", opt.submissions_dir,
+                     "grade a class: every folder, .zip, .tar.gz or .tgz in this folder is a submission");
+  app.add_option("--out", opt.out_dir,
+                 "with --submissions: <out>/<id>/ gets each submission's reports, "
                  "<out> the class reports (gradebook.csv, junit.xml, summary.txt)");
   app.add_option("--shard", shard, "with --submissions: grade only the K-th of N slices, K/N (a Slurm array task)");
   app.add_flag("--regrade", opt.regrade, "with --submissions: grade again where a complete report exists");
-  auto* merge = app.add_option("--merge", opt.merge_dir,
+  auto* merge = app.add_option(
+      "--merge", opt.merge_dir,
       "write the class reports of this output folder (after the shards of a Slurm array), grading nothing");
   app.add_option("--ids", opt.ids_file, "a CSV 'submission,student' naming each submission's student in the gradebook");
   app.add_option("--gpus", gpus, "the GPUs to use, e.g. 0,1 (default: every visible GPU, one worker each)");
-  app.add_option("--timeline", opt.timeline, "write a CSV of every test process and build of the run: when it "
+  app.add_option("--timeline", opt.timeline,
+                 "write a CSV of every test process and build of the run: when it "
                  "asked for the GPU, started and ended (where the time goes)");
   app.add_option("--jobs-per-gpu", opt.jobs_per_gpu,
                  "test processes at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
@@ -228,14 +232,16 @@ int run_grader(int argc, char** argv) {
                "start a judge process for each part of a chapter (its tests, its timed tests, each sanitizer "
                "tool) instead of one judge for all of them (the default: four judges and their CUDA "
                "contexts fewer per chapter)");
-  app.add_option("--build-dir", opt.build_dir, "the grading build, shared by every submission (default: grading/ in the grader's build)");
+  app.add_option("--build-dir", opt.build_dir,
+                 "the grading build, shared by every submission (default: grading/ in the grader's build)");
   app.add_option("--report", opt.paths.report, "where to write the JSON report (default: <build-dir>/report.json)");
   app.add_option("--feedback", opt.paths.feedback, "also write the student's feedback (Markdown) here");
   app.add_option("--gradescope", opt.paths.gradescope, "also write Gradescope's results.json here");
   app.add_option("--prairielearn", opt.paths.prairielearn, "also write PrairieLearn's results.json here");
   app.add_option("--junit", opt.paths.junit, "also write JUnit XML here");
   app.add_option("--gradescope-visibility", opt.gradescope_visibility,
-                 "visible, hidden, after_due_date or after_published")->capture_default_str();
+                 "visible, hidden, after_due_date or after_published")
+      ->capture_default_str();
   app.add_flag("!--no-leaderboard", opt.leaderboard, "leave the GB/s leaderboard out of Gradescope's results");
   app.add_option("--seed", seed, "seed for the random inputs, 0 to 2^64-1 (default: fresh each run)");
   app.add_option("--build-timeout", opt.build_timeout_s, "seconds allowed to build one chapter")
@@ -251,20 +257,25 @@ int run_grader(int argc, char** argv) {
   std::string sub_chapter;
   bool all_hints = false, yes = false;
   grader::DebugOptions debug;
-  auto* status_cmd = app.add_subcommand("status", "each chapter: done, in progress or not started, its last result, and the next chapter");
+  auto* status_cmd = app.add_subcommand(
+      "status", "each chapter: done, in progress or not started, its last result, and the next chapter");
   auto* list_cmd = app.add_subcommand("list", "the chapters, each one's idea, and where its lesson is");
-  auto* hint_cmd = app.add_subcommand("hint", "the next hint for a chapter, one step at a time (from a nudge to nearly the answer)");
+  auto* hint_cmd =
+      app.add_subcommand("hint", "the next hint for a chapter, one step at a time (from a nudge to nearly the answer)");
   hint_cmd->add_option("chapter", sub_chapter, "the chapter: 03_idle_threads, 03 or 3")->required();
   hint_cmd->add_flag("--all", all_hints, "every hint up to the last");
-  auto* watch_cmd = app.add_subcommand("watch", "grade a chapter, then again on every save of its kernel.cu (Ctrl-C stops)");
+  auto* watch_cmd =
+      app.add_subcommand("watch", "grade a chapter, then again on every save of its kernel.cu (Ctrl-C stops)");
   watch_cmd->add_option("chapter", sub_chapter, "the chapter (default: the first not yet passed)");
   auto* reset_cmd = app.add_subcommand("reset", "put a chapter's stub back, keeping your file as a backup");
   reset_cmd->add_option("chapter", sub_chapter, "the chapter")->required();
   reset_cmd->add_flag("--yes", yes, "do not ask");
-  auto* debug_cmd = app.add_subcommand("debug", "build a chapter with device line information and run one test under "
-                                                "compute-sanitizer or cuda-gdb");
+  auto* debug_cmd = app.add_subcommand("debug",
+                                       "build a chapter with device line information and run one test under "
+                                       "compute-sanitizer or cuda-gdb");
   debug_cmd->add_option("chapter", sub_chapter, "the chapter")->required();
-  debug_cmd->add_option("--test", debug.test, "the test (a GoogleTest filter; default: the three tests the grader sanitizes)");
+  debug_cmd->add_option("--test", debug.test,
+                        "the test (a GoogleTest filter; default: the three tests the grader sanitizes)");
   debug_cmd->add_option("--tool", debug.tool, "memcheck, racecheck, synccheck, initcheck or cuda-gdb")
       ->capture_default_str()
       ->check(CLI::IsMember({"memcheck", "racecheck", "synccheck", "initcheck", "cuda-gdb"}));
@@ -285,8 +296,9 @@ int run_grader(int argc, char** argv) {
     for (std::string& name : opt.only) name = chapter_slug(name, manifest);
     if (!sub_chapter.empty()) sub_chapter = chapter_slug(sub_chapter, manifest);
     if (!grader::valid_gradescope_visibility(opt.gradescope_visibility)) {
-      throw UsageError(fmt::format("--gradescope-visibility {}: one of visible, hidden, after_due_date, after_published",
-                                   opt.gradescope_visibility));
+      throw UsageError(
+          fmt::format("--gradescope-visibility {}: one of visible, hidden, after_due_date, after_published",
+                      opt.gradescope_visibility));
     }
     if (!shard.empty()) std::tie(opt.shard, opt.shards) = parse_shard(shard);
     if (!gpus.empty()) opt.gpus = parse_gpus(gpus);
@@ -297,11 +309,12 @@ int run_grader(int argc, char** argv) {
       opt.submissions_dir = existing_dir("--submissions", opt.submissions_dir);
       if (opt.out_dir.empty()) throw UsageError("--submissions needs --out: the folder the reports go to");
       opt.out_dir = output_dir("--out", opt.out_dir);
-      for (const std::string& single : {opt.paths.report, opt.paths.feedback, opt.paths.gradescope,
-                                        opt.paths.prairielearn, opt.paths.junit}) {
+      for (const std::string& single :
+           {opt.paths.report, opt.paths.feedback, opt.paths.gradescope, opt.paths.prairielearn, opt.paths.junit}) {
         if (!single.empty()) {
-          throw UsageError("--report, --feedback, --gradescope, --prairielearn and --junit are for one "
-                           "submission; with --submissions every report goes to <out>/<id>/");
+          throw UsageError(
+              "--report, --feedback, --gradescope, --prairielearn and --junit are for one "
+              "submission; with --submissions every report goes to <out>/<id>/");
         }
       }
     } else {

@@ -67,9 +67,10 @@ int merge_class(const std::string& out_dir, const workbook::Manifest& manifest, 
   for (const std::string& u : unreadable) summary += "  " + u + "\n";
   const fs::path out = out_dir;
   std::vector<std::string> problems;
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"gradebook.csv", gradebook_csv(reports, columns, ids)},
-                                   {"junit.xml", junit_xml(reports)},
-                                   {"summary.txt", summary}}) {
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"gradebook.csv", gradebook_csv(reports, columns, ids)},
+        {"junit.xml", junit_xml(reports)},
+        {"summary.txt", summary}}) {
     const std::string why = write_atomically((out / name).string(), text);
     if (!why.empty()) problems.push_back(why);
   }

@@ -59,8 +59,8 @@ bool interrupted(int* signal) {
   return sig != 0;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
-                          double timeout_s, const ProcessOptions& options) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                          const ProcessOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ProcessResult result;
   if (interrupted()) {
@@ -198,8 +198,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - began).count();
     const double silence_limit = options.silence_limit_s ? options.silence_limit_s() : 0;
-    const bool silent = channel && silence_limit > 0 &&
-                        std::chrono::duration<double>(now - last_heard).count() > silence_limit;
+    const bool silent =
+        channel && silence_limit > 0 && std::chrono::duration<double>(now - last_heard).count() > silence_limit;
     if (elapsed > timeout_s || silent || interrupted()) {
       result.silent = silent && elapsed <= timeout_s;
       kill(-pid, SIGKILL);

@@ -16,10 +16,10 @@ struct ProcessResult {
   int exit_code = -1;        // valid when it exited (not timed out, no signal)
   int signal = 0;            // the signal that ended it, if any
   double seconds = 0;
-  std::string channel;       // what arrived on the result channel, if one was asked for
+  std::string channel;  // what arrived on the result channel, if one was asked for
   bool channel_overflowed = false;
-  bool silent = false;       // timed out because the channel stayed silent too long
-  int pid = -1;              // the child's process id, once it was started
+  bool silent = false;  // timed out because the channel stayed silent too long
+  int pid = -1;         // the child's process id, once it was started
 };
 
 struct ProcessOptions {
@@ -46,10 +46,10 @@ struct ProcessOptions {
 };
 
 //! Runs argv[0] with argv in a process group of its own, stdout and stderr to
-//! `log_path`. Safe to call from several threads at once. After `timeout_s`, or when the grader is interrupted, the whole
-//! group is killed (a hung kernel's host thread, nvcc's children with it).
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path,
-                          double timeout_s, const ProcessOptions& options = {});
+//! `log_path`. Safe to call from several threads at once. After `timeout_s`, or when the grader is interrupted, the
+//! whole group is killed (a hung kernel's host thread, nvcc's children with it).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                          const ProcessOptions& options = {});
 
 //! The descriptor numbers a child finds its result channel and its grant pipe on.
 inline constexpr int kChannelFd = 3;

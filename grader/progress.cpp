@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "json_fields.hpp"
+#include "judge/names.hpp"
 #include "report.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -92,9 +92,10 @@ std::string record_progress(const GradingRun& run) {
   for (const ChapterResult& r : run.chapters) {
     // A chapter the run never got to keeps its last result.
     if (r.status.outcome() == Outcome::unknown) continue;
-    tree["chapters"][r.spec->slug] =
-        ChapterProgress{r.status, first_lines(valid_utf8(r.detail), 1), run.date, r.points, r.max_points(),
-                        r.learner_gbps, r.bandwidth_ratio, r.spec->bandwidth_fraction};
+    tree["chapters"][r.spec->slug] = ChapterProgress{r.status,          first_lines(valid_utf8(r.detail), 1),
+                                                     run.date,          r.points,
+                                                     r.max_points(),    r.learner_gbps,
+                                                     r.bandwidth_ratio, r.spec->bandwidth_fraction};
   }
   return save(all);
 }

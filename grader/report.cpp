@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "text.hpp"
 #include "judge/names.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -19,9 +19,8 @@ using nlohmann::json;
 namespace grader {
 
 bool GradingRun::complete() const {
-  return graded && !interrupted && std::none_of(chapters.begin(), chapters.end(), [](const ChapterResult& r) {
-    return !r.status.was_tested();
-  });
+  return graded && !interrupted &&
+         std::none_of(chapters.begin(), chapters.end(), [](const ChapterResult& r) { return !r.status.was_tested(); });
 }
 
 std::string GradingRun::isolation() const {
@@ -57,7 +56,8 @@ std::string write_atomically(const std::string& path, const std::string& text) {
   const fs::path temporary = target.parent_path() / fmt::format(".{}.{}.tmp", target.filename().string(), getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("cannot write {}: cannot create a file in {}", target.string(), target.parent_path().string());
+    if (!out)
+      return fmt::format("cannot write {}: cannot create a file in {}", target.string(), target.parent_path().string());
     out << text;
     out.flush();
     if (!out) {
@@ -105,9 +105,10 @@ json report_document(const GradingRun& run) {
     c.output_bytes = r.output_bytes;
     c.output_kept = r.output_kept;
     if (r.output_bytes > r.output_kept) {
-      c.output_note = fmt::format("the chapter's code printed {} bytes in a test process; the log keeps the first {} "
-                                  "of them",
-                                  r.output_bytes, r.output_kept);
+      c.output_note = fmt::format(
+          "the chapter's code printed {} bytes in a test process; the log keeps the first {} "
+          "of them",
+          r.output_bytes, r.output_kept);
     }
     for (const Refusal& f : r.refusals) c.refusals.push_back({f.check, bounded_text(f.reason, 2048)});
     for (const IdeaNote& n : r.idea) c.idea.push_back({n.what, n.shown, bounded_text(n.evidence, 1024)});

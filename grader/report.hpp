@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "formats.hpp"
+#include "judge/manifest.hpp"
 #include "options.hpp"
 #include "report_document.hpp"
 #include "result.hpp"
-#include "judge/manifest.hpp"
 
 namespace grader {
 

@@ -59,7 +59,8 @@ void to_json(json& j, const ChapterReport& c) {
   j["refusals"] = json::array();
   for (const ReportRefusal& f : c.refusals) j["refusals"].push_back({{"check", f.check}, {"reason", f.reason}});
   j["idea"] = json::array();
-  for (const ReportIdea& n : c.idea) j["idea"].push_back({{"what", n.what}, {"shown", n.shown}, {"evidence", n.evidence}});
+  for (const ReportIdea& n : c.idea)
+    j["idea"].push_back({{"what", n.what}, {"shown", n.shown}, {"evidence", n.evidence}});
   j["tests"] = json::array();
   for (const ReportTest& t : c.tests) {
     j["tests"].push_back({{"name", t.name}, {"result", t.result ? json(*t.result) : json(nullptr)}});
@@ -121,7 +122,10 @@ void to_json(json& j, const ReportDocument& r) {
   j = {{"schema", r.schema},
        {"grader_version", r.grader_version},
        {"submission",
-        {{"id", r.id}, {"name", r.name}, {"source", r.source}, {"chapters_dir", r.chapters_dir},
+        {{"id", r.id},
+         {"name", r.name},
+         {"source", r.source},
+         {"chapters_dir", r.chapters_dir},
          {"fingerprint", r.fingerprint}}},
        {"seed", r.seed},
        {"date", r.date},
@@ -153,10 +157,11 @@ void from_json(const json& j, ReportDocument& r) {
   r.seconds = number(j, "seconds");
   const json& d = member(j, "device");
   if (d.is_object()) {
-    r.device = ReportDevice{text(d, "name", "a GPU"), text(d, "driver_cuda"), text(d, "runtime_cuda"),
-                            number(d, "multiprocessors") ? std::optional<int>(static_cast<int>(*number(d, "multiprocessors")))
-                                                         : std::nullopt,
-                            static_cast<int>(number(d, "compute_capability").value_or(0))};
+    r.device =
+        ReportDevice{text(d, "name", "a GPU"), text(d, "driver_cuda"), text(d, "runtime_cuda"),
+                     number(d, "multiprocessors") ? std::optional<int>(static_cast<int>(*number(d, "multiprocessors")))
+                                                  : std::nullopt,
+                     static_cast<int>(number(d, "compute_capability").value_or(0))};
   }
   r.graded = flag(j, "graded", true);
   r.not_graded_reason = text(j, "not_graded_reason");

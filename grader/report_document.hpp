@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "status.hpp"
 #include "judge/channel.hpp"
+#include "status.hpp"
 
 namespace grader {
 
@@ -53,8 +53,8 @@ struct ChapterReport {
   bool correctness_passed = false, bandwidth_passed = false;
   double points = 0, max_points = 0;
   double correctness_points = 0, max_correctness = 0, performance_points = 0, max_performance = 0;
-  std::optional<double> required_fraction, learner_gbps, learner_ceiling_gbps, reference_gbps,
-      reference_ceiling_gbps, bandwidth_ratio;
+  std::optional<double> required_fraction, learner_gbps, learner_ceiling_gbps, reference_gbps, reference_ceiling_gbps,
+      bandwidth_ratio;
   double seconds = 0;
   std::string isolation;
   bool sandboxed = false;

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "text.hpp"
 #include "judge/names.hpp"
+#include "text.hpp"
 
 using nlohmann::json;
 
@@ -122,6 +122,5 @@ std::string performance_report(const Chapter& c) {
   if (!numbers.empty()) s += numbers + "\n";
   return s;
 }
-
 
 }  // namespace grader::view

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "static_checks.hpp"
-#include "status.hpp"
 #include "judge/channel.hpp"
 #include "judge/manifest.hpp"
 #include "judge/names.hpp"
+#include "static_checks.hpp"
+#include "status.hpp"
 
 namespace grader {
 
@@ -71,10 +71,10 @@ struct GradingRun {
   std::string chapters_dir, date;
   std::uint64_t seed = 0;
   std::optional<DeviceSummary> device;
-  bool graded = false;             // a GPU was there to run tests on
-  std::string not_graded_reason;   // why not, when not
-  bool interrupted = false;        // SIGINT or SIGTERM ended it early
-  bool sanitized = true;           // the compute-sanitizer runs were part of it
+  bool graded = false;            // a GPU was there to run tests on
+  std::string not_graded_reason;  // why not, when not
+  bool interrupted = false;       // SIGINT or SIGTERM ended it early
+  bool sanitized = true;          // the compute-sanitizer runs were part of it
   double seconds = 0;
   std::vector<ChapterResult> chapters;
   //! Every chapter asked for has its final status: a rerun may keep this report.

@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "text.hpp"
-#include "sandbox/cgroup.hpp"
 #include "judge/channel.hpp"
 #include "judge/names.hpp"
+#include "sandbox/cgroup.hpp"
 #include "sandbox/sandbox.hpp"
+#include "text.hpp"
 
 namespace grader {
 
@@ -60,9 +60,7 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
           run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
         }
         break;
-      case Event::start:
-        run.started = name();
-        break;
+      case Event::start: run.started = name(); break;
       case Event::test: {
         TestRecord t;
         t.name = name();
@@ -78,12 +76,8 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
       case Event::context_lost:
         run.context_lost = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024);
         break;
-      case Event::hang:
-        run.hang = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024);
-        break;
-      case Event::alone:
-        run.asked_alone = true;
-        break;
+      case Event::hang: run.hang = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024); break;
+      case Event::alone: run.asked_alone = true; break;
       case Event::end:
       case Event::sanitized:
         run.ended = true;
@@ -114,9 +108,8 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
 
 }  // namespace
 
-TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
-                  double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s, const OnEvent& on_event) {
+TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                  const std::map<std::string, std::string>& env, double silence_limit_s, const OnEvent& on_event) {
   TestRun run;
   ProcessOptions options;
   options.env = env;
@@ -187,8 +180,8 @@ std::vector<std::string> list_tests(const std::vector<std::string>& command, con
       }
     }
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{} --gtest_list_tests wrote no readable list ({}): {}", command.front(),
-                                         listing, e.what()));
+    throw std::runtime_error(
+        fmt::format("{} --gtest_list_tests wrote no readable list ({}): {}", command.front(), listing, e.what()));
   }
   return tests;
 }

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "judge/channel.hpp"
+#include "process.hpp"
 
 namespace grader {
 
 struct TestRecord {
-  std::string name;    // "Sizes/ExactSums.EveryElementCountedOnce/n_1000"
-  std::string group;   // "ExactSums"
+  std::string name;   // "Sizes/ExactSums.EveryElementCountedOnce/n_1000"
+  std::string group;  // "ExactSums"
   workbook::channel::Result result = workbook::channel::Result::failed;
   std::vector<std::string> failures;
   std::optional<workbook::channel::Bandwidth> bandwidth;  // a Bandwidth test's measurement
@@ -37,7 +37,7 @@ struct TestRun {
   bool sandboxed = false;    // the sandbox contained it (sandbox/sandbox.hpp, contained())
   int runner_exit = -1;      // how the chapter's process ended (a tool's status for it), at the end
   std::size_t output_bytes = 0, output_kept = 0;  // what it printed, and what the log kept
-  std::optional<std::uint64_t> gpu_bytes;  // the most GPU memory the chapter's processes held (NVML)
+  std::optional<std::uint64_t> gpu_bytes;         // the most GPU memory the chapter's processes held (NVML)
   //! Under compute-sanitizer: the tool's own lines, from a descriptor the chapter's code never holds.
   std::vector<std::string> findings;
   bool starved() const;  // a test of it, or of a tool's run, failed as starved
@@ -59,9 +59,9 @@ using OnEvent = std::function<ProcessOptions::Grant(workbook::channel::Event, co
 //! in the same process, after Event::sanitize: kSanitizerTimeFactor times as long).
 //! With `on_event`, the process also gets a grant pipe (ProcessOptions), and each channel line is
 //! read once, as it arrives.
-TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path,
-                  double timeout_s, const std::map<std::string, std::string>& env,
-                  double silence_limit_s = 0, const OnEvent& on_event = {});
+TestRun run_tests(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                  const std::map<std::string, std::string>& env, double silence_limit_s = 0,
+                  const OnEvent& on_event = {});
 
 //! The tests a judge (`command`: its executable and arguments) holds, from `--gtest_list_tests`
 //! (with `filter`, if any), in the order they run. Throws std::runtime_error when it cannot list them.

@@ -37,11 +37,11 @@ void score(ChapterResult& r) {
     if (!correct) {
       r.detail = fmt::format("{} of {} correctness tests failed", r.tests_total - r.tests_passed, r.tests_total);
     } else if (r.bandwidth_ratio) {
-      r.detail = fmt::format("correct, but below the chapter's bandwidth threshold: {:.0f} GB/s is "
-                             "{:.0f}% of the reference's {:.0f} GB/s (each as a fraction of the "
-                             "streaming-read ceiling measured beside it); the chapter asks for {:.0f}%",
-                             *r.learner_gbps, 100 * *r.bandwidth_ratio, *r.reference_gbps,
-                             100 * r.spec->bandwidth_fraction);
+      r.detail = fmt::format(
+          "correct, but below the chapter's bandwidth threshold: {:.0f} GB/s is "
+          "{:.0f}% of the reference's {:.0f} GB/s (each as a fraction of the "
+          "streaming-read ceiling measured beside it); the chapter asks for {:.0f}%",
+          *r.learner_gbps, 100 * *r.bandwidth_ratio, *r.reference_gbps, 100 * r.spec->bandwidth_fraction);
       r.failed_groups.push_back("Bandwidth");
     } else {
       r.detail = "correct, but the bandwidth could not be compared with the reference's";

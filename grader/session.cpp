@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "judge/names.hpp"
 #include "run.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,9 +49,7 @@ std::string gtest_filter(const std::vector<std::string>& tests) {
   return filter;
 }
 
-std::string sanitizer_filter() {
-  return gtest_filter({names::kSanitizedTests.begin(), names::kSanitizedTests.end()});
-}
+std::string sanitizer_filter() { return gtest_filter({names::kSanitizedTests.begin(), names::kSanitizedTests.end()}); }
 
 std::string find_tool(const std::string& name) {
   std::vector<std::string> dirs = {WORKBOOK_CUDA_BIN_DIR, "/usr/local/cuda/bin"};
@@ -160,9 +158,10 @@ bool Session::prepare(int slots, const std::string& architectures) {
   const ProcessResult h = build_.build(targets, build_.log("harness.log"));
   if (h.interrupted) return false;
   if (h.timed_out || h.exit_code != 0) {
-    fmt::print("failed\n{}\ngrader: the harness or a reference does not build; this is not the "
-               "learner's code (log: {})\n",
-               tail_of(build_.log("harness.log"), 20), build_.log("harness.log"));
+    fmt::print(
+        "failed\n{}\ngrader: the harness or a reference does not build; this is not the "
+        "learner's code (log: {})\n",
+        tail_of(build_.log("harness.log"), 20), build_.log("harness.log"));
     return false;
   }
   fmt::print("done ({:.0f} s)\n", h.seconds);
@@ -189,11 +188,11 @@ bool Session::list_chapter_tests(const std::string& slug) {
   for (const std::string& t : all) {
     (names::needs_the_gpu_alone(names::group_of(t)) ? lists.alone : lists.shared).push_back(t);
   }
-  const bool timed = std::any_of(lists.alone.begin(), lists.alone.end(), [](const std::string& t) {
-    return !names::is_correctness_group(names::group_of(t));
-  });
+  const bool timed = std::any_of(lists.alone.begin(), lists.alone.end(),
+                                 [](const std::string& t) { return !names::is_correctness_group(names::group_of(t)); });
   if (lists.sanitized.size() != names::kSanitizedTests.size() || !timed) {
-    fmt::print(stderr, "grader: {} of the {} sanitized tests in judge/names.hpp exist in the "
+    fmt::print(stderr,
+               "grader: {} of the {} sanitized tests in judge/names.hpp exist in the "
                "tests of {}, and {} timed test; the names and the tests disagree\n",
                lists.sanitized.size(), names::kSanitizedTests.size(), slug, timed ? "a" : "no");
     return false;

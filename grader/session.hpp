@@ -8,17 +8,16 @@
 #include <vector>
 
 #include "build.hpp"
+#include "judge/manifest.hpp"
 #include "options.hpp"
 #include "static_checks.hpp"
 #include "timeline.hpp"
-#include "judge/manifest.hpp"
 
 namespace grader {
 
 class Session {
  public:
-  Session(const Options& opt, const workbook::Manifest& manifest,
-          std::vector<const workbook::ChapterSpec*> chosen);
+  Session(const Options& opt, const workbook::Manifest& manifest, std::vector<const workbook::ChapterSpec*> chosen);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -41,9 +41,9 @@ struct Toolchain {
                                            // ("07_vectorized/kernel.cu")
 
   // Additions to the interface (defaults fit the grader):
-  double preprocess_timeout_s = 60;        // `#include "/dev/zero"` or a FIFO ends here
-  long preprocess_memory_mib = 4096;       // address-space limit of the preprocessor (ulimit -v)
-  double tool_timeout_s = 120;             // nm, objdump, cuobjdump
+  double preprocess_timeout_s = 60;   // `#include "/dev/zero"` or a FIFO ends here
+  long preprocess_memory_mib = 4096;  // address-space limit of the preprocessor (ulimit -v)
+  double tool_timeout_s = 120;        // nm, objdump, cuobjdump
 };
 
 //! A library path pattern: components relative to an include root ("cub/" = a directory cub
@@ -74,7 +74,7 @@ struct IdeaPattern {
 struct ChapterRules {
   std::vector<std::string> symbols;  // what this chapter may use of refused_symbols beyond allowed_symbols
   std::vector<IdeaPattern> idea;
-  std::vector<std::string> given;    // harness headers it may include ("workbook/block_pass.cuh")
+  std::vector<std::string> given;  // harness headers it may include ("workbook/block_pass.cuh")
 };
 
 //! The trust rules, read from grader/manifest.json.
@@ -109,15 +109,14 @@ struct IdeaNote {
 };
 
 //! Before compiling: every file `source` includes. Runs `nvcc -M -x cu <compile_flags> source`.
-std::vector<Refusal> check_includes(const Toolchain&, const Rules&, const std::string& slug,
-                                    const std::string& source);
+std::vector<Refusal> check_includes(const Toolchain&, const Rules&, const std::string& slug, const std::string& source);
 
 //! After compiling: the object's undefined and defined symbols, its host instructions and its
 //! sections, and the directives in the host assembler's `listing` (-Wa,-adln=<listing>; "" or a
 //! listing that does not exist skips that part). Throws std::runtime_error when nm or objdump
 //! cannot read the object.
-std::vector<Refusal> check_object(const Toolchain&, const Rules&, const std::string& slug,
-                                  const std::string& object, const std::string& listing = "");
+std::vector<Refusal> check_object(const Toolchain&, const Rules&, const std::string& slug, const std::string& object,
+                                  const std::string& listing = "");
 
 //! The directives a host assembler listing's inline assembly carries, as refusals: any directive
 //! inside the learner's inline assembly (#APP ... #NO_APP) but the fatbinary's that nvcc itself
@@ -127,8 +126,7 @@ std::vector<Refusal> check_host_assembly(const std::string& listing_text);
 
 //! For the instructor only (never a failure): the chapter's idea in the SASS or the symbols.
 //! Returns {} when toolchain.cuobjdump is empty.
-std::vector<IdeaNote> idea_notes(const Toolchain&, const Rules&, const std::string& slug,
-                                 const std::string& object);
+std::vector<IdeaNote> idea_notes(const Toolchain&, const Rules&, const std::string& slug, const std::string& object);
 
 //! The directories the host compiler behind `nvcc` searches for system headers
 //! (`#include <...>`), as it prints them itself (`nvcc -E -Xcompiler -v`): the

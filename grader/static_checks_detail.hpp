@@ -17,10 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "judge/manifest.hpp"
 #include "process.hpp"
 #include "text.hpp"
-#include "judge/manifest.hpp"
-
 
 #include "static_checks.hpp"
 
@@ -98,8 +97,7 @@ inline fs::path work_dir_of(const Toolchain& tc) {
 inline std::vector<std::string> memory_limited(const Toolchain& tc, std::vector<std::string> argv) {
   if (tc.preprocess_memory_mib <= 0) return argv;
   std::vector<std::string> wrapped = {
-      "/bin/sh", "-c",
-      fmt::format("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", tc.preprocess_memory_mib * 1024)};
+      "/bin/sh", "-c", fmt::format("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", tc.preprocess_memory_mib * 1024)};
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   return wrapped;
 }
@@ -109,6 +107,5 @@ inline const ChapterRules& chapter_rules(const Rules& rules, const std::string& 
   const auto it = rules.chapters.find(slug);
   return it == rules.chapters.end() ? none : it->second;
 }
-
 
 }  // namespace grader::static_checks_detail

@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "judge/manifest.hpp"
 #include "process.hpp"
 #include "text.hpp"
-#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 
@@ -36,11 +36,11 @@ namespace {
 // Includes
 
 struct IncludePolicy {
-  std::vector<fs::path> roots;  // canonical, longest first
-  std::set<fs::path> exact;     // canonical files allowed by name
+  std::vector<fs::path> roots;                    // canonical, longest first
+  std::set<fs::path> exact;                       // canonical files allowed by name
   std::map<fs::path, std::string> refused_given;  // other chapters' given files -> why not here
-  fs::path repo;                // for messages
-  fs::path submission;          // for messages: paths as the student knows them
+  fs::path repo;                                  // for messages
+  fs::path submission;                            // for messages: paths as the student knows them
 };
 
 IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std::string& slug) {
@@ -48,9 +48,8 @@ IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std:
   for (const std::string& root : tc.include_roots) {
     if (!root.empty()) policy.roots.push_back(canonical_or_normal(fs::absolute(root)));
   }
-  std::sort(policy.roots.begin(), policy.roots.end(), [](const fs::path& a, const fs::path& b) {
-    return a.string().size() > b.string().size();
-  });
+  std::sort(policy.roots.begin(), policy.roots.end(),
+            [](const fs::path& a, const fs::path& b) { return a.string().size() > b.string().size(); });
   const fs::path harness = canonical_or_normal(fs::absolute(tc.harness_dir));
   policy.exact.insert(harness / "workbook" / "chapter.cuh");
   policy.exact.insert(harness / "workbook" / "contract.hpp");
@@ -60,8 +59,7 @@ IncludePolicy include_policy(const Toolchain& tc, const Rules& rules, const std:
   const ChapterRules& chapter = chapter_rules(rules, slug);
   for (const auto& [file, why] : rules.given_files) {
     const fs::path path = canonical_or_normal(harness / file);
-    const bool given =
-        std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
+    const bool given = std::find(chapter.given.begin(), chapter.given.end(), file) != chapter.given.end();
     if (given) {
       policy.exact.insert(path);
     } else {
@@ -117,15 +115,13 @@ struct Verdict {
   std::string shown;  // the path as the reason names it
 };
 
-Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std::string& file,
-                      bool missing) {
+Verdict judge_include(const IncludePolicy& policy, const Rules& rules, const std::string& file, bool missing) {
   fs::path raw(file);
   if (raw.is_relative()) raw = fs::current_path() / raw;  // nvcc ran in this directory
   const fs::path lexical = raw.lexically_normal();
   for (const char* special : {"/proc", "/dev", "/sys"}) {
     if (is_under(lexical, special)) {
-      return {fmt::format("includes {}: {}", printable(lexical.generic_string()), only_headers),
-              lexical.string(), ""};
+      return {fmt::format("includes {}: {}", printable(lexical.generic_string()), only_headers), lexical.string(), ""};
     }
   }
   const fs::path path = canonical_or_normal(lexical);
@@ -236,10 +232,8 @@ std::vector<std::string> parse_line_markers(const std::string& text) {
 }
 
 bool ran_out_of_memory(const std::string& log) {
-  return log.find("out of memory") != std::string::npos ||
-         log.find("memory exhausted") != std::string::npos ||
-         log.find("bad_alloc") != std::string::npos ||
-         log.find("Cannot allocate memory") != std::string::npos;
+  return log.find("out of memory") != std::string::npos || log.find("memory exhausted") != std::string::npos ||
+         log.find("bad_alloc") != std::string::npos || log.find("Cannot allocate memory") != std::string::npos;
 }
 
 std::string not_finished(double timeout_s) {
@@ -255,8 +249,8 @@ const char* const out_of_memory =
 
 }  // namespace
 
-std::vector<Refusal> check_includes(const Toolchain& tc, const Rules& rules,
-                                    const std::string& slug, const std::string& source) {
+std::vector<Refusal> check_includes(const Toolchain& tc, const Rules& rules, const std::string& slug,
+                                    const std::string& source) {
   const fs::path work = work_dir_of(tc);
   const fs::path deps = work / (slug + ".includes.d");
   const fs::path log = work / (slug + ".includes.log");
@@ -292,8 +286,7 @@ std::vector<Refusal> check_includes(const Toolchain& tc, const Rules& rules,
     std::vector<std::string> e_args = {tc.nvcc, "-E", "-x", "cu"};
     e_args.insert(e_args.end(), tc.compile_flags.begin(), tc.compile_flags.end());
     e_args.push_back(source);
-    const ProcessResult e = run_process(memory_limited(tc, e_args), markers.string(),
-                                        tc.preprocess_timeout_s);
+    const ProcessResult e = run_process(memory_limited(tc, e_args), markers.string(), tc.preprocess_timeout_s);
     const std::string text = read_text(markers);
     remove_quietly(markers);
     if (e.timed_out) return {{"preprocess", not_finished(tc.preprocess_timeout_s)}};
@@ -367,12 +360,12 @@ std::vector<std::string> host_compiler_include_dirs(const std::string& nvcc, con
       listing = false;
     } else if (listing && !line.empty() && line[0] == ' ') {
       std::string dir = line.substr(line.find_first_not_of(' '));
-      if (const std::size_t note = dir.find(" ("); note != std::string::npos) dir.resize(note);  // "(framework directory)"
+      if (const std::size_t note = dir.find(" ("); note != std::string::npos)
+        dir.resize(note);  // "(framework directory)"
       dirs.push_back(dir);
     }
   }
   return dirs;
 }
-
 
 }  // namespace grader

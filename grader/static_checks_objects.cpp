@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,9 +20,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "judge/manifest.hpp"
 #include "process.hpp"
 #include "text.hpp"
-#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 
@@ -58,11 +58,16 @@ bool defined_in_namespace(const std::string& symbol, const std::string& ns) {
   // and (...) left is a template argument list, a parameter list or a function type.
   std::string name = symbol;
   for (const auto& [from, to] : {std::pair<const char*, const char*>{"(anonymous namespace)", "{anonymous}"},
-                                 {"operator<<=", "operator_"}, {"operator>>=", "operator_"},
-                                 {"operator<<", "operator_"}, {"operator>>", "operator_"},
-                                 {"operator<=>", "operator_"}, {"operator<=", "operator_"},
-                                 {"operator>=", "operator_"}, {"operator<", "operator_"},
-                                 {"operator>", "operator_"}, {"operator->", "operator_"},
+                                 {"operator<<=", "operator_"},
+                                 {"operator>>=", "operator_"},
+                                 {"operator<<", "operator_"},
+                                 {"operator>>", "operator_"},
+                                 {"operator<=>", "operator_"},
+                                 {"operator<=", "operator_"},
+                                 {"operator>=", "operator_"},
+                                 {"operator<", "operator_"},
+                                 {"operator>", "operator_"},
+                                 {"operator->", "operator_"},
                                  {"operator()", "operator_"}}) {
     for (std::size_t at = name.find(from); at != std::string::npos; at = name.find(from, at + std::strlen(to))) {
       name.replace(at, std::strlen(from), to);
@@ -71,9 +76,12 @@ bool defined_in_namespace(const std::string& symbol, const std::string& ns) {
   std::string outside;  // the name with every bracketed part removed
   int depth = 0;
   for (char c : name) {
-    if (c == '<' || c == '(') ++depth;
-    else if (c == '>' || c == ')') depth = depth > 0 ? depth - 1 : 0;
-    else if (depth == 0) outside += c;
+    if (c == '<' || c == '(')
+      ++depth;
+    else if (c == '>' || c == ')')
+      depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0)
+      outside += c;
   }
   // The qualified name is the last word with a scope in it ("void {anonymous}::f const" gives
   // "{anonymous}::f"; a return type comes before it); a name with no scope is in no namespace.
@@ -86,7 +94,6 @@ bool defined_in_namespace(const std::string& symbol, const std::string& ns) {
   return qualified.compare(0, prefix.size(), prefix) == 0;
 }
 
-
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -98,8 +105,7 @@ struct Symbol {
   std::string name;  // demangled
 };
 
-std::vector<Symbol> read_symbols(const Toolchain& tc, const std::string& object,
-                                 const fs::path& log) {
+std::vector<Symbol> read_symbols(const Toolchain& tc, const std::string& object, const fs::path& log) {
   const ProcessResult r = run_process({tc.nm, "-C", "-p", object}, log.string(), tc.tool_timeout_s);
   if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
     throw std::runtime_error(fmt::format("nm could not read {} (see {})", object, log.string()));
@@ -128,20 +134,17 @@ struct Function {
   std::vector<std::string> relocations;  // target symbols
 };
 
-std::vector<Function> disassemble(const Toolchain& tc, const std::string& object,
-                                  const fs::path& log) {
-  const ProcessResult r = run_process({tc.objdump, "-dr", "-C", "--no-show-raw-insn", object},
-                                      log.string(), tc.tool_timeout_s);
+std::vector<Function> disassemble(const Toolchain& tc, const std::string& object, const fs::path& log) {
+  const ProcessResult r =
+      run_process({tc.objdump, "-dr", "-C", "--no-show-raw-insn", object}, log.string(), tc.tool_timeout_s);
   if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
     throw std::runtime_error(fmt::format("objdump could not read {} (see {})", object, log.string()));
   }
   static const std::regex header_re(R"(^[0-9a-fA-F]+ <(.*)>:$)");
   static const std::regex reloc_re(R"(^\s+[0-9a-fA-F]+: R_\w+\s+(\S+?)(?:[-+]0x[0-9a-fA-F]+)?$)");
   static const std::regex insn_re(R"(^\s+[0-9a-fA-F]+:\s+(.*)$)");
-  static const std::set<std::string> prefixes = {"lock",  "rep",    "repz", "repnz", "repe",
-                                                 "repne", "data16", "cs",   "ds",    "es",
-                                                 "fs",    "gs",     "ss",   "notrack", "bnd",
-                                                 "addr32"};
+  static const std::set<std::string> prefixes = {"lock", "rep", "repz", "repnz", "repe", "repne",   "data16", "cs",
+                                                 "ds",   "es",  "fs",   "gs",    "ss",   "notrack", "bnd",    "addr32"};
   std::vector<Function> functions;
   functions.push_back({"(no symbol)", {}, {}});
   for (const std::string& line : lines_of(read_text(log))) {
@@ -180,8 +183,7 @@ bool is_device_function_host_stub(const Function& f, const std::string& callee) 
   for (const std::string& target : f.relocations) {
     if (target != callee) return false;
   }
-  static const std::set<std::string> moves = {"sub", "add", "push", "pop", "mov", "movl",
-                                              "movq", "endbr64"};
+  static const std::set<std::string> moves = {"sub", "add", "push", "pop", "mov", "movl", "movq", "endbr64"};
   for (const Instruction& insn : f.instructions) {
     if (is_padding(insn)) continue;
     if (insn.mnemonic == "call" || insn.mnemonic == "jmp") {
@@ -192,8 +194,7 @@ bool is_device_function_host_stub(const Function& f, const std::string& callee) 
     const std::size_t dollar = insn.operands.find('$');
     if (dollar != std::string::npos) {
       const bool one = insn.operands.compare(dollar, 5, "$0x1,") == 0;
-      const bool stack = (insn.mnemonic == "sub" || insn.mnemonic == "add") &&
-                         insn.operands.size() >= 5 &&
+      const bool stack = (insn.mnemonic == "sub" || insn.mnemonic == "add") && insn.operands.size() >= 5 &&
                          insn.operands.compare(insn.operands.size() - 5, 5, ",%rsp") == 0;
       if (!one && !stack) return false;
     }
@@ -224,24 +225,31 @@ bool is_system_call(const Instruction& insn) {
 // A demangled name that is a plain C identifier: a C-linkage function or a variable at file scope (a C++
 // function's name carries its parameters, a namespace's member its scope).
 bool is_identifier(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
+  return !name.empty() && std::all_of(name.begin(), name.end(),
+                                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // Data symbols are named bare; functions get "()" when their name is a plain C identifier.
 std::string shown_symbol(const std::string& name) {
-  static const std::set<std::string> data = {
-      "environ", "__environ", "program_invocation_name", "program_invocation_short_name",
-      "stdin",   "stdout",    "stderr",                  "_IO_2_1_stdout_",
-      "_IO_2_1_stderr_", "__libc_argv", "__libc_argc", "optarg", "__dso_handle"};
+  static const std::set<std::string> data = {"environ",
+                                             "__environ",
+                                             "program_invocation_name",
+                                             "program_invocation_short_name",
+                                             "stdin",
+                                             "stdout",
+                                             "stderr",
+                                             "_IO_2_1_stdout_",
+                                             "_IO_2_1_stderr_",
+                                             "__libc_argv",
+                                             "__libc_argc",
+                                             "optarg",
+                                             "__dso_handle"};
   const std::string shown = printable(name);
   return is_identifier(name) && !data.count(name) ? shown + "()" : shown;
 }
 
 bool any_match(const std::vector<std::string>& patterns, const std::string& name) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return glob_match(p, name); });
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, name); });
 }
 
 // The object's section names, from objdump's section headers.
@@ -262,11 +270,31 @@ std::vector<std::string> read_sections(const Toolchain& tc, const std::string& o
 // The sections compiled C++ and CUDA host code has (gcc and nvcc); anything else came from an
 // assembler directive or a section attribute.
 bool ordinary_section(const std::string& name) {
-  static const std::vector<std::string> patterns = {
-      ".text", ".text.*", ".data", ".data.*", ".bss", ".bss.*", ".rodata", ".rodata.*", ".tdata*", ".tbss*",
-      ".init_array*", ".fini_array*", ".ctors*", ".dtors*", ".eh_frame", ".gcc_except_table*", ".comment",
-      ".note.*", ".group", ".nv_fatbin", ".nvFatBinSegment", "__nv_relfatbin", "__nv_module_id", ".debug_*",
-      ".gnu.linkonce.*"};
+  static const std::vector<std::string> patterns = {".text",
+                                                    ".text.*",
+                                                    ".data",
+                                                    ".data.*",
+                                                    ".bss",
+                                                    ".bss.*",
+                                                    ".rodata",
+                                                    ".rodata.*",
+                                                    ".tdata*",
+                                                    ".tbss*",
+                                                    ".init_array*",
+                                                    ".fini_array*",
+                                                    ".ctors*",
+                                                    ".dtors*",
+                                                    ".eh_frame",
+                                                    ".gcc_except_table*",
+                                                    ".comment",
+                                                    ".note.*",
+                                                    ".group",
+                                                    ".nv_fatbin",
+                                                    ".nvFatBinSegment",
+                                                    "__nv_relfatbin",
+                                                    "__nv_module_id",
+                                                    ".debug_*",
+                                                    ".gnu.linkonce.*"};
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, name); });
 }
 
@@ -274,13 +302,18 @@ bool ordinary_section(const std::string& name) {
 
 std::vector<Refusal> check_host_assembly(const std::string& listing_text) {
   // Directives that read a file into the object or build code out of text: never in compiled code.
-  static const std::map<std::string, std::string> never = {
-      {".incbin", "reads a file into the object at build time"},
-      {".include", "reads a file into the assembly at build time"},
-      {".macro", "defines an assembler macro"}, {".irp", "repeats assembly"}, {".irpc", "repeats assembly"},
-      {".rept", "repeats assembly"}, {".altmacro", "changes how macros expand"}, {".purgem", "undefines a macro"},
-      {".pushsection", "switches sections"}, {".popsection", "switches sections"}, {".previous", "switches sections"},
-      {".subsection", "switches sections"}};
+  static const std::map<std::string, std::string> never = {{".incbin", "reads a file into the object at build time"},
+                                                           {".include", "reads a file into the assembly at build time"},
+                                                           {".macro", "defines an assembler macro"},
+                                                           {".irp", "repeats assembly"},
+                                                           {".irpc", "repeats assembly"},
+                                                           {".rept", "repeats assembly"},
+                                                           {".altmacro", "changes how macros expand"},
+                                                           {".purgem", "undefines a macro"},
+                                                           {".pushsection", "switches sections"},
+                                                           {".popsection", "switches sections"},
+                                                           {".previous", "switches sections"},
+                                                           {".subsection", "switches sections"}};
   std::vector<Refusal> refusals;
   std::set<std::string> said;
   auto refuse = [&](const std::string& directive, const std::string& why) {
@@ -386,10 +419,10 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
       continue;
     }
     const bool c_function = (s.type == 'T' || s.type == 'i') && is_identifier(s.name);
-    const bool library = c_function &&
-                         (any_match(rules.allowed_symbols, s.name) ||
-                          std::any_of(rules.refused_symbols.begin(), rules.refused_symbols.end(),
-                                      [&](const SymbolReason& r) { return any_match(r.patterns, s.name); }));
+    const bool library =
+        c_function && (any_match(rules.allowed_symbols, s.name) ||
+                       std::any_of(rules.refused_symbols.begin(), rules.refused_symbols.end(),
+                                   [&](const SymbolReason& r) { return any_match(r.patterns, s.name); }));
     if (library) {
       refusals.push_back({"symbol", fmt::format("defines {}, a function of the C library or the CUDA runtime: a "
                                                 "chapter may not replace it",
@@ -410,15 +443,16 @@ std::vector<Refusal> check_object(const Toolchain& tc, const Rules& rules, const
   }
   if (!first_call.empty()) {
     refusals.push_back(
-        {"syscall", fmt::format("host code issues a system call instruction ({}{})", first_call,
-                                more_functions ? fmt::format(", and in {} more function(s)", more_functions)
-                                               : std::string())});
+        {"syscall",
+         fmt::format("host code issues a system call instruction ({}{})", first_call,
+                     more_functions ? fmt::format(", and in {} more function(s)", more_functions) : std::string())});
   }
   for (const std::string& section : read_sections(tc, object, work / (slug + ".sections.log"))) {
     if (!ordinary_section(section)) {
-      refusals.push_back({"section", fmt::format("the object has a section {}, which compiled C++ and CUDA code does "
-                                                 "not have (an assembler directive or a section attribute put it there)",
-                                                 printable(section, 60))});
+      refusals.push_back(
+          {"section", fmt::format("the object has a section {}, which compiled C++ and CUDA code does "
+                                  "not have (an assembler directive or a section attribute put it there)",
+                                  printable(section, 60))});
     }
   }
   if (!listing.empty()) {
@@ -443,10 +477,10 @@ std::vector<IdeaNote> idea_notes(const Toolchain& tc, const Rules& rules, const 
   if (chapter.idea.empty()) return {};
   const fs::path work = work_dir_of(tc);
 
-  const bool wants_sass = std::any_of(chapter.idea.begin(), chapter.idea.end(),
-                                      [](const IdeaPattern& p) { return !p.sass.empty(); });
-  const bool wants_symbols = std::any_of(chapter.idea.begin(), chapter.idea.end(),
-                                         [](const IdeaPattern& p) { return !p.symbol.empty(); });
+  const bool wants_sass =
+      std::any_of(chapter.idea.begin(), chapter.idea.end(), [](const IdeaPattern& p) { return !p.sass.empty(); });
+  const bool wants_symbols =
+      std::any_of(chapter.idea.begin(), chapter.idea.end(), [](const IdeaPattern& p) { return !p.symbol.empty(); });
 
   // SASS: per kernel, its instruction lines.
   std::vector<std::pair<std::string, std::vector<std::string>>> kernels;
@@ -493,8 +527,8 @@ std::vector<IdeaNote> idea_notes(const Toolchain& tc, const Rules& rules, const 
       const auto it = std::find_if(undefined.begin(), undefined.end(),
                                    [&](const std::string& n) { return glob_match(idea.symbol, n); });
       note.shown = it != undefined.end();
-      note.evidence = note.shown ? fmt::format("calls {}", printable(*it))
-                                 : fmt::format("no call of {}", printable(idea.symbol));
+      note.evidence =
+          note.shown ? fmt::format("calls {}", printable(*it)) : fmt::format("no call of {}", printable(idea.symbol));
     } else if (!sass_error.empty()) {
       note.evidence = sass_error;
     } else {
@@ -522,17 +556,14 @@ std::vector<IdeaNote> idea_notes(const Toolchain& tc, const Rules& rules, const 
         }
       }
       note.shown = best >= idea.min_count;
-      const std::string where =
-          idea.after_last.empty() ? "" : fmt::format(" after the last /{}/", idea.after_last);
-      note.evidence =
-          best == 0 ? fmt::format("no SASS instruction matches /{}/{}", idea.sass, where)
-                    : fmt::format("{} instruction(s) of one kernel match /{}/{} (needs {}), e.g. {}",
-                                  best, idea.sass, where, idea.min_count, printable(example, 100));
+      const std::string where = idea.after_last.empty() ? "" : fmt::format(" after the last /{}/", idea.after_last);
+      note.evidence = best == 0 ? fmt::format("no SASS instruction matches /{}/{}", idea.sass, where)
+                                : fmt::format("{} instruction(s) of one kernel match /{}/{} (needs {}), e.g. {}", best,
+                                              idea.sass, where, idea.min_count, printable(example, 100));
     }
     notes.push_back(std::move(note));
   }
   return notes;
 }
-
 
 }  // namespace grader

@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "judge/manifest.hpp"
 #include "process.hpp"
 #include "text.hpp"
-#include "judge/manifest.hpp"
 
 #include "static_checks_detail.hpp"
 
@@ -140,28 +140,24 @@ Rules load_rules(const std::string& manifest_path) {
     }
     rules.refused_includes.push_back(std::move(p));
   }
-  rules.allowed_symbols =
-      string_list(field(trust, "allowed_symbols", "trust"), "trust.allowed_symbols");
-  rules.allowed_definitions =
-      string_list(field(trust, "allowed_definitions", "trust"), "trust.allowed_definitions");
+  rules.allowed_symbols = string_list(field(trust, "allowed_symbols", "trust"), "trust.allowed_symbols");
+  rules.allowed_definitions = string_list(field(trust, "allowed_definitions", "trust"), "trust.allowed_definitions");
   const json& reasons = field(trust, "refused_symbols", "trust");
   if (!reasons.is_array()) bad("trust.refused_symbols", "expected a list");
   for (std::size_t i = 0; i < reasons.size(); ++i) {
     const std::string where = fmt::format("trust.refused_symbols[{}]", i);
-    rules.refused_symbols.push_back(
-        {string_list(field(reasons[i], "patterns", where), where + ".patterns"),
-         string_field(reasons[i], "why", where)});
+    rules.refused_symbols.push_back({string_list(field(reasons[i], "patterns", where), where + ".patterns"),
+                                     string_field(reasons[i], "why", where)});
   }
   // manifest_from_json read the same list, in the same order: its slugs and given files are these.
   const json& chapters = field(manifest, "chapters", "manifest");
-  std::vector<std::string> order;                           // slugs in the manifest's order
+  std::vector<std::string> order;                            // slugs in the manifest's order
   std::map<std::string, std::vector<std::size_t>> given_to;  // given file -> the chapters' indices
   for (std::size_t i = 0; i < loaded.chapters.size(); ++i) {
     const std::string where = fmt::format("chapters[{}]", i);
     const std::string& slug = loaded.chapters[i].slug;
     ChapterRules chapter;
-    chapter.symbols =
-        string_list(field(chapters[i], "symbols", where + " (" + slug + ")"), where + ".symbols");
+    chapter.symbols = string_list(field(chapters[i], "symbols", where + " (" + slug + ")"), where + ".symbols");
     if (chapters[i].contains("idea")) {
       const json& idea = chapters[i].at("idea");
       if (!idea.is_array()) bad(where + ".idea", "expected a list");
@@ -194,14 +190,15 @@ Rules load_rules(const std::string& manifest_path) {
     for (std::size_t k = 0; k < runs.size(); ++k) {
       spans += (k == 0 ? "" : k + 1 == runs.size() ? " and " : ", ") + runs[k];
     }
-    rules.given_files[file] =
-        first > 0 && run
-            ? fmt::format("{} is chapter {}'s answer; chapters {} get it as given code "
-                          "(\"given\" in grader/manifest.json), earlier chapters write their own",
-                          file, order[first - 1], spans)
-            : fmt::format("{} is given code only to the chapters whose entry in grader/manifest.json "
-                          "lists it under \"given\" ({})",
-                          file, listed);
+    rules.given_files[file] = first > 0 && run
+                                  ? fmt::format(
+                                        "{} is chapter {}'s answer; chapters {} get it as given code "
+                                        "(\"given\" in grader/manifest.json), earlier chapters write their own",
+                                        file, order[first - 1], spans)
+                                  : fmt::format(
+                                        "{} is given code only to the chapters whose entry in grader/manifest.json "
+                                        "lists it under \"given\" ({})",
+                                        file, listed);
   }
   return rules;
 }

@@ -14,17 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_status.hpp"
+#include "judge/names.hpp"
 #include "process.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
 namespace grader {
 namespace {
-
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -115,8 +114,8 @@ int show_status(const Options& opt, const workbook::Manifest& manifest) {
   if (next.empty()) {
     fmt::print(" Every chapter passed.\n");
   } else {
-    fmt::print(" Next: {}: grader/grade watch {}   (a hint: grader/grade hint {})\n", next,
-               next.substr(0, 2), next.substr(0, 2));
+    fmt::print(" Next: {}: grader/grade watch {}   (a hint: grader/grade hint {})\n", next, next.substr(0, 2),
+               next.substr(0, 2));
   }
   return code(Exit::ok);
 }
@@ -138,8 +137,8 @@ int show_hint(const Options& opt, const workbook::Manifest& manifest, const std:
   const int upto = all ? total : std::min(total, shown + 1);
   // One hint a call, the next one (the last one again once all were shown); --all: every one.
   for (int i = all ? 0 : std::max(upto - 1, 0); i < upto; ++i) {
-    fmt::print("{} {}\n   (lesson: chapters/{}/lesson.md, \"{}\")\n", paint(fmt::format("Hint {}/{}:", i + 1, total), "1"),
-               spec->steps[i].hint, slug, spec->steps[i].lesson);
+    fmt::print("{} {}\n   (lesson: chapters/{}/lesson.md, \"{}\")\n",
+               paint(fmt::format("Hint {}/{}:", i + 1, total), "1"), spec->steps[i].hint, slug, spec->steps[i].lesson);
   }
   if (upto < total) {
     fmt::print("\nAsk again for the next hint: grader/grade hint {}{}\n", slug.substr(0, 2),
@@ -157,8 +156,10 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
   const fs::path file = fs::path(opt.chapters_dir) / slug / "kernel.cu";
   const std::optional<std::string> stub = pristine_stub(slug);
   if (!stub) {
-    fmt::print(stderr, "grader: the stub of {} is not in grader/stubs.json; take "
-               "chapters/{}/kernel.cu from the project's repository\n", slug, slug);
+    fmt::print(stderr,
+               "grader: the stub of {} is not in grader/stubs.json; take "
+               "chapters/{}/kernel.cu from the project's repository\n",
+               slug, slug);
     return code(Exit::cannot);
   }
   std::error_code ec;

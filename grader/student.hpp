@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "options.hpp"
 #include "judge/manifest.hpp"
+#include "options.hpp"
 
 namespace grader {
 
@@ -20,9 +20,9 @@ int reset_chapter(const Options& opt, const workbook::Manifest& manifest, const 
 int watch(Options opt, const workbook::Manifest& manifest, const std::string& slug);
 
 struct DebugOptions {
-  std::string test;             // a test name or GoogleTest filter; "" the chapter's first failing test
+  std::string test;               // a test name or GoogleTest filter; "" the chapter's first failing test
   std::string tool = "memcheck";  // memcheck, racecheck, synccheck, initcheck or cuda-gdb
-  bool device_debug = false;    // -G (no optimization) instead of -lineinfo
+  bool device_debug = false;      // -G (no optimization) instead of -lineinfo
 };
 
 //! Builds the chapter with device line information and runs one test under

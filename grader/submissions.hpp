@@ -10,9 +10,9 @@
 namespace grader {
 
 struct Submission {
-  std::string id;           // the folder or archive name without its extension, made safe for folders
-  std::string name;         // that name as given (valid UTF-8): what reports and the gradebook show
-  std::string source;       // the folder or archive as found
+  std::string id;      // the folder or archive name without its extension, made safe for folders
+  std::string name;    // that name as given (valid UTF-8): what reports and the gradebook show
+  std::string source;  // the folder or archive as found
   bool archive = false;
   std::string fingerprint;  // of what is graded: the archive's bytes, or each chapter's kernel.cu
 };

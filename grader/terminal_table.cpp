@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "text.hpp"
 #include "judge/names.hpp"
+#include "text.hpp"
 
 namespace grader {
 
@@ -17,15 +17,13 @@ namespace {
 std::string gbps(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : "-"; }
 
 // Shown dim: nothing for the learner to fix.
-bool quiet_status(const Status& status) {
-  return !status.counts_as_failure();
-}
+bool quiet_status(const Status& status) { return !status.counts_as_failure(); }
 
 }  // namespace
 
 void print_table(const GradingRun& run) {
-  fmt::print("\n{:<18} {:<18} {:>11} {:>12} {:>14} {:>10} {:>9}\n", "chapter", "status",
-             "correctness", "learner GB/s", "reference GB/s", "% ceiling", "points");
+  fmt::print("\n{:<18} {:<18} {:>11} {:>12} {:>14} {:>10} {:>9}\n", "chapter", "status", "correctness", "learner GB/s",
+             "reference GB/s", "% ceiling", "points");
   fmt::print("{}\n", std::string(98, '-'));
   for (const ChapterResult& r : run.chapters) {
     const std::string correctness = r.tests_total ? fmt::format("{}/{}", r.tests_passed, r.tests_total) : "-";
@@ -33,11 +31,10 @@ void print_table(const GradingRun& run) {
                                 ? fmt::format("{:.1f}%", 100 * *r.learner_gbps / *r.learner_ceiling_gbps)
                                 : "-";
     const char* colour = r.status == Status::passed ? "32" : quiet_status(r.status) ? "2" : "31";
-    fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug, paint(fmt::format("{:<18}", r.status), colour),
-               correctness, gbps(r.learner_gbps), gbps(r.reference_gbps), pct,
-               !r.status.was_tested()
-                   ? std::string("-")
-                   : fmt::format("{:g}/{}", r.points, r.max_points()));
+    fmt::print("{:<18} {} {:>11} {:>12} {:>14} {:>10} {:>9}\n", r.spec->slug,
+               paint(fmt::format("{:<18}", r.status), colour), correctness, gbps(r.learner_gbps),
+               gbps(r.reference_gbps), pct,
+               !r.status.was_tested() ? std::string("-") : fmt::format("{:g}/{}", r.points, r.max_points()));
   }
   fmt::print("{}\n{:<18} {:>79}\n", std::string(98, '-'), "total",
              fmt::format("{:g}/{}", run.points(), run.max_points()));
@@ -58,10 +55,11 @@ void print_table(const GradingRun& run) {
     }
   }
   if (!run.graded && !run.interrupted) {
-    fmt::print("\nNot graded: {}. The chapters marked \"{}\" were built and checked: ready for a GPU. Run "
-               "the grader where it can use one (docs/no-gpu.md: Colab's free T4 with "
-               "notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
-               run.not_graded_reason, Status::no_gpu);
+    fmt::print(
+        "\nNot graded: {}. The chapters marked \"{}\" were built and checked: ready for a GPU. Run "
+        "the grader where it can use one (docs/no-gpu.md: Colab's free T4 with "
+        "notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
+        run.not_graded_reason, Status::no_gpu);
   }
   if (run.interrupted) fmt::print("\nInterrupted: the chapters above marked so were not graded.\n");
 }

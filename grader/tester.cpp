@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "judge/channel.hpp"
+#include "judge/names.hpp"
 #include "run.hpp"
 #include "score.hpp"
 #include "text.hpp"
-#include "judge/channel.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -97,8 +97,8 @@ std::string process_end(const ProcessResult& p) {
 
 // Sets the chapter's status where a test process did not run to its end as it
 // must; true if it did.
-bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, int limit_s,
-                    const std::string& log, ChapterResult& r) {
+bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, int limit_s, const std::string& log,
+                    ChapterResult& r) {
   if (t.process.interrupted) {
     interrupt(r);
     return false;
@@ -106,30 +106,32 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   if (t.process.timed_out) {
     const std::string test = !t.started.empty() && !t.find(t.started) ? t.started : running_test(t, expected);
     r.status = Status::timed_out;
-    r.detail = fmt::format("{}{}: a kernel that never finishes (a __syncthreads() some threads never "
-                           "reach, or a loop that never ends)",
-                           t.process.silent ? fmt::format("no result for {:.0f} s", kSilenceLimit)
-                                            : fmt::format("no result after {} s", limit_s),
-                           test.empty() ? "" : ", in test " + test);
+    r.detail = fmt::format(
+        "{}{}: a kernel that never finishes (a __syncthreads() some threads never "
+        "reach, or a loop that never ends)",
+        t.process.silent ? fmt::format("no result for {:.0f} s", kSilenceLimit)
+                         : fmt::format("no result after {} s", limit_s),
+        test.empty() ? "" : ", in test " + test);
     return false;
   }
   if (!t.hang.empty()) {
     r.status = Status::timed_out;
-    r.detail = fmt::format("in test {} (a __syncthreads() some threads never reach, or a loop that never ends)",
-                           t.hang);
+    r.detail =
+        fmt::format("in test {} (a __syncthreads() some threads never reach, or a loop that never ends)", t.hang);
     return false;
   }
   if (!t.context_lost.empty()) {
     r.status = Status::crashed;
-    r.detail = fmt::format("in test {}; no later test could run (typically an out-of-bounds or misaligned "
-                           "access broke the CUDA context)",
-                           t.context_lost);
+    r.detail = fmt::format(
+        "in test {}; no later test could run (typically an out-of-bounds or misaligned "
+        "access broke the CUDA context)",
+        t.context_lost);
     return false;
   }
   if (t.process.signal) {
     r.status = Status::crashed;
-    r.detail = fmt::format("the test process {} during test {}; the last lines it printed:\n{}",
-                           process_end(t.process), running_test(t, expected), quoted_block(tail_of(log, 6)));
+    r.detail = fmt::format("the test process {} during test {}; the last lines it printed:\n{}", process_end(t.process),
+                           running_test(t, expected), quoted_block(tail_of(log, 6)));
     return false;
   }
   if (!t.problem.empty()) {
@@ -145,9 +147,10 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   }
   if (const std::string why = incomplete(t, expected); !why.empty()) {
     r.status = Status::incomplete;
-    r.detail = fmt::format("the test process {}, and {}: a run that stops early or skips tests is "
-                           "not graded (last test started: {})",
-                           process_end(t.process), why, running_test(t, expected));
+    r.detail = fmt::format(
+        "the test process {}, and {}: a run that stops early or skips tests is "
+        "not graded (last test started: {})",
+        process_end(t.process), why, running_test(t, expected));
     return false;
   }
   return true;
@@ -232,12 +235,15 @@ std::map<std::string, std::string> GpuTester::env(const workbook::ChapterSpec& s
 std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
                                                   const std::string& runner, const std::string& filter,
                                                   const std::vector<std::string>& wrap) const {
-  std::vector<std::string> argv = {session_.judge(), "--chapter=" + spec.slug, "--subject=" + subject,
-                                   "--runner=" + runner, "--sandbox=" + session_.sandbox_helper(),
-                                   fmt::format("--call-timeout={:.0f}",
-                                               wrap.empty() ? kCallLimit
-                                                            : workbook::channel::kSanitizerTimeFactor * kCallLimit),
-                                   fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
+  std::vector<std::string> argv = {
+      session_.judge(),
+      "--chapter=" + spec.slug,
+      "--subject=" + subject,
+      "--runner=" + runner,
+      "--sandbox=" + session_.sandbox_helper(),
+      fmt::format("--call-timeout={:.0f}",
+                  wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
+      fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   argv.push_back("--gtest_filter=" + filter);
   return argv;
@@ -247,7 +253,8 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   Turn alone(gate_, true);
   for (const workbook::ChapterSpec* spec : session_.chosen()) {
     if (!unmet(*spec).met()) continue;  // the chapter is skipped on this GPU
-    const std::string log = (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
+    const std::string log =
+        (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
     Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
     const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
                                               gtest_filter(session_.alone_tests(spec->slug))),
@@ -278,9 +285,10 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
         : unmet.need == Need::gpus
             ? fmt::format("the grader tests on {} GPU{}", 1 + gpu_.peers.size(), gpu_.peers.empty() ? "" : "s")
             : fmt::format("GPU {} is sm_{}", gpu_.index, gpu_.requirement_cc);
-    r.detail = fmt::format("this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its "
-                           "points do not count",
-                           unmet.word, here);
+    r.detail = fmt::format(
+        "this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its "
+        "points do not count",
+        unmet.word, here);
     return;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -338,8 +346,8 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
     t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(spec), kSilenceLimit);
   }
   tally(t, r);
-  ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug),
-                 session_.limit(spec), log, r);
+  ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug), session_.limit(spec),
+                 log, r);
 }
 
 void GpuTester::run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
@@ -473,9 +481,10 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
   } else if (const std::string why = incomplete(t, session_.sanitized_tests(r.spec->slug)); !why.empty()) {
     what = fmt::format("under compute-sanitizer {} the test process {}, and {}", tool, process_end(t.process), why);
   } else if (t.process.exit_code != 0 || t.runner_exit != 0 || any_failed(t)) {
-    what = fmt::format("tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
-                       "exited with status {})",
-                       tool, process_end(t.process), t.runner_exit);
+    what = fmt::format(
+        "tests fail under compute-sanitizer {} (the judge {}, the chapter's process under the tool "
+        "exited with status {})",
+        tool, process_end(t.process), t.runner_exit);
   } else {
     ++r.tests_passed;
     r.tests.push_back({"Sanitizer." + tool, Result::passed});
@@ -498,10 +507,9 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
               fmt::format("{} on tests {} (log: {})\n{}", what, sanitizer_filter(), log, quoted_block(findings)));
   // What the tool's finding usually means; a run that did not end or failed otherwise says so alone.
   const bool finding = t.runner_exit == workbook::channel::kSanitizerFoundErrors;
-  r.detail = what + (!finding ? ""
-                     : tool == "racecheck"
-                         ? ": a shared-memory data race (threads of one warp are not in lockstep on "
-                           "Volta and later: order their accesses with __syncwarp())"
+  r.detail = what + (!finding              ? ""
+                     : tool == "racecheck" ? ": a shared-memory data race (threads of one warp are not in lockstep on "
+                                             "Volta and later: order their accesses with __syncwarp())"
                      : tool == "synccheck" ? ": a barrier that not every thread of the block (or warp) reaches"
                                            : ": an out-of-bounds or misaligned memory access");
   return false;

@@ -36,11 +36,11 @@ class GpuTester {
  private:
   //! With --separate-judges, a judge for the tests that may share the GPU (alone: false), or for
   //! those that need it alone (true).
-  void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                ChapterResult& r, bool alone);
-  //! Every part in one judge (the default; --separate-judges runs run_part and sanitize): the shared tests beside others, then, once the judge
-  //! asks and every other test process on the GPU has finished, the timed tests alone, then (if
-  //! sanitizing) each tool's run beside others, each granted only while nothing has failed.
+  void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir, ChapterResult& r,
+                bool alone);
+  //! Every part in one judge (the default; --separate-judges runs run_part and sanitize): the shared tests beside
+  //! others, then, once the judge asks and every other test process on the GPU has finished, the timed tests alone,
+  //! then (if sanitizing) each tool's run beside others, each granted only while nothing has failed.
   void run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
                         const std::string& slot_dir, ChapterResult& r);
   void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,

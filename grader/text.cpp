@@ -44,9 +44,7 @@ std::string visible_line(std::string_view bytes, std::size_t limit) {
   return workbook::visible(bytes, workbook::Shape::line, limit);
 }
 
-std::string quoted_block(std::string_view bytes, std::size_t limit) {
-  return indent(bounded_text(bytes, limit), 4);
-}
+std::string quoted_block(std::string_view bytes, std::size_t limit) { return indent(bounded_text(bytes, limit), 4); }
 
 std::string read_bounded(const std::string& path, std::size_t limit) {
   std::ifstream in(path, std::ios::binary);
@@ -56,8 +54,7 @@ std::string read_bounded(const std::string& path, std::size_t limit) {
   const std::size_t half = limit / 2;
   const std::string head = read_range(in, 0, half);
   const std::string tail = read_range(in, size - static_cast<std::streamoff>(half), half);
-  return valid_utf8(head) +
-         fmt::format("\n[... {} bytes cut from the middle ...]\n", size - 2 * std::streamoff(half)) +
+  return valid_utf8(head) + fmt::format("\n[... {} bytes cut from the middle ...]\n", size - 2 * std::streamoff(half)) +
          valid_utf8(tail);
 }
 

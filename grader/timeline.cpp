@@ -23,8 +23,8 @@ std::string Timeline::write(const std::string& path) const {
   for (const Row& r : rows_) {
     // Submission ids are the grader's safe folder names (no comma, quote, space or newline); a
     // build row's ids are separated by spaces.
-    out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", r.submission, r.chapter, r.what, r.gpu, r.asked,
-                       r.started, r.ended);
+    out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f}\n", r.submission, r.chapter, r.what, r.gpu, r.asked, r.started,
+                       r.ended);
   }
   return out ? "" : fmt::format("cannot write the timeline {}", path);
 }

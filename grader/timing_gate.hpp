@@ -20,8 +20,8 @@ inline constexpr double kTimedPatienceS = 20;
 class TimingGate {
  public:
   struct Policy {
-    int batch = 1;                            // timed runs served together
-    double patience_s = kTimedPatienceS;      // the longest the first of them waits for the batch
+    int batch = 1;                        // timed runs served together
+    double patience_s = kTimedPatienceS;  // the longest the first of them waits for the batch
   };
   TimingGate(int batch, double patience_s) : batch_(batch), patience_s_(patience_s) {}
   explicit TimingGate(Policy p) : TimingGate(p.batch, p.patience_s) {}

@@ -11,10 +11,10 @@
 
 #include "exit_status.hpp"
 #include "grade.hpp"
+#include "judge/names.hpp"
 #include "process.hpp"
 #include "student.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
 
 namespace fs = std::filesystem;
 
@@ -76,7 +76,8 @@ int watch(Options opt, const workbook::Manifest& manifest, const std::string& sl
     } else {
       fmt::print("\nThe lesson: chapters/{}/lesson.md   A hint: grader/grade hint {}\n", slug, slug.substr(0, 2));
     }
-    fmt::print("{}\n", paint(fmt::format("Watching {}/kernel.cu: save it to grade again; Ctrl-C to stop.", dir.string()), "2"));
+    fmt::print("{}\n",
+               paint(fmt::format("Watching {}/kernel.cu: save it to grade again; Ctrl-C to stop.", dir.string()), "2"));
     std::fflush(stdout);
     if (!wait_for_save(fd)) break;
   }

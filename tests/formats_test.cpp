@@ -103,17 +103,18 @@ TEST(ReportDocument, WrittenAndReadBackIsTheSameReport) {
 }
 
 TEST(ReportDocument, AnyShapeReadsWithFallbacksAndNeverThrows) {
-  for (const json& odd : {json(nullptr), json(42), json::array(), json::object(),
-                          json{{"schema", "three"}, {"submission", 7}, {"chapters", {1, "x", nullptr, json::object()}}},
-                          json{{"graded", false}, {"chapters", {{{"slug", "03_idle_threads"}, {"points", 7},
-                                                                  {"max_points", 10}, {"status", "passed"}}}}}}) {
+  for (const json& odd :
+       {json(nullptr), json(42), json::array(), json::object(),
+        json{{"schema", "three"}, {"submission", 7}, {"chapters", {1, "x", nullptr, json::object()}}},
+        json{{"graded", false},
+             {"chapters", {{{"slug", "03_idle_threads"}, {"points", 7}, {"max_points", 10}, {"status", "passed"}}}}}}) {
     ReportDocument doc;
     EXPECT_NO_THROW(doc = odd.get<ReportDocument>()) << odd.dump();
     EXPECT_EQ(doc.schema, 0) << odd.dump();
   }
-  const ReportDocument old = json{{"chapters", {{{"slug", "03_idle_threads"}, {"points", 7}, {"max_points", 10},
-                                                  {"status", "passed"}}}}}
-                                 .get<ReportDocument>();
+  const ReportDocument old =
+      json{{"chapters", {{{"slug", "03_idle_threads"}, {"points", 7}, {"max_points", 10}, {"status", "passed"}}}}}
+          .get<ReportDocument>();
   ASSERT_EQ(old.chapters.size(), 1u);
   // Before schema 3 a chapter had its points only: all of them count as correctness.
   EXPECT_EQ(old.chapters[0].correctness_points, 7);
@@ -512,8 +513,7 @@ TEST(Markdown, GradedPageHasHeaderTableAndWhatFailed) {
 
 TEST(Markdown, NotGradedSaysSoFirstAndShowsNoZeroPoints) {
   const std::string md = feedback_markdown(no_gpu());
-  EXPECT_EQ(md.rfind("# Feedback: bob\n\n> **Not graded: no GPU: no CUDA-capable device is detected**\n", 0), 0u)
-      << md;
+  EXPECT_EQ(md.rfind("# Feedback: bob\n\n> **Not graded: no GPU: no CUDA-capable device is detected**\n", 0), 0u) << md;
   EXPECT_NE(md.find("- **Device:** no GPU\n"), std::string::npos);
   EXPECT_NE(md.find("- **Total:** not graded (10 points to earn)\n"), std::string::npos);
   EXPECT_EQ(md.find("0 / 10"), std::string::npos);
@@ -526,7 +526,8 @@ TEST(Markdown, FencesOutgrowBackticksAndCellsEscapePipes) {
   json& idle = r["chapters"][1];
   idle["title"] = "a | b";
   idle["failed_tests"][0]["message"] = "before\n```\nnot the end ```` of it\n";
-  for (int i = 0; i < 3; ++i) idle["failed_tests"].push_back({{"name", "Extra.Test" + std::to_string(i)}, {"message", "m"}});
+  for (int i = 0; i < 3; ++i)
+    idle["failed_tests"].push_back({{"name", "Extra.Test" + std::to_string(i)}, {"message", "m"}});
   const std::string md = feedback_markdown(r);
   EXPECT_NE(md.find("| 03\\_idle\\_threads (V3) a \\| b | failed |"), std::string::npos) << md;
   // The longest run of backticks inside is 4: the fence is 5.
@@ -572,7 +573,10 @@ TEST(ClassSummary, ListsTwentyNotGradedThenHowManyMore) {
 // A report whose every learner-given string holds a fake heading on a line of its own, terminal
 // escapes, C1 controls and a right-to-left override: what a chapter's registration, its process's
 // messages or a hand-edited report can hold.
-constexpr const char* kHostile = "evil\n## passed\n\x1b[32mOK\x1b[0m \xc2\x9b" "2J \xe2\x80\xae" "dessap\r\x07";
+constexpr const char* kHostile =
+    "evil\n## passed\n\x1b[32mOK\x1b[0m \xc2\x9b"
+    "2J \xe2\x80\xae"
+    "dessap\r\x07";
 
 json hostile_report() {
   json r = graded();

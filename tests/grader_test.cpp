@@ -3,15 +3,15 @@
 // written atomically or not at all, the report's record, submissions found and
 // sliced, the GPU's timing gate, and child processes
 // that end with their whole group on a time limit or an interrupt.
-#include <csignal>
-#include <cstdio>
-#include <filesystem>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
+#include <cstdio>
 #include <deque>
-#include <mutex>
+#include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -22,16 +22,16 @@
 #include <nlohmann/json.hpp>
 
 #include "build.hpp"
-#include "process.hpp"
-#include "timing_gate.hpp"
+#include "judge/names.hpp"
 #include "pool.hpp"
+#include "process.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "run.hpp"
-#include "submissions.hpp"
 #include "status.hpp"
+#include "submissions.hpp"
 #include "text.hpp"
-#include "judge/names.hpp"
+#include "timing_gate.hpp"
 
 namespace fs = std::filesystem;
 
@@ -109,8 +109,14 @@ TEST(Text, LearnerTextIsShownOnOneVisibleLine) {
   EXPECT_EQ(visible_line("a\tb\rc"), "a\\tb\\rc");
   EXPECT_EQ(visible_line("\x1b[2J\x1b]0;title\x07 ok\x7f"), "\\x1b[2J\\x1b]0;title\\x07 ok\\x7f");
   EXPECT_EQ(visible_line(std::string("nul\0here", 8)), "nul\\x00here");
-  EXPECT_EQ(visible_line("c1 \xc2\x85 \xc2\x9b" "31m"), "c1 <U+0085> <U+009B>31m") << "C1 controls, NEL and CSI";
-  EXPECT_EQ(visible_line("abc\xe2\x80\xae" "fed"), "abc<U+202E>fed") << "a right-to-left override";
+  EXPECT_EQ(visible_line("c1 \xc2\x85 \xc2\x9b"
+                         "31m"),
+            "c1 <U+0085> <U+009B>31m")
+      << "C1 controls, NEL and CSI";
+  EXPECT_EQ(visible_line("abc\xe2\x80\xae"
+                         "fed"),
+            "abc<U+202E>fed")
+      << "a right-to-left override";
   EXPECT_EQ(visible_line("\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8b\xef\xbb\xbf\xd8\x9c\xe2\x80\xa8"),
             "<U+2066>x<U+2069><U+200B><U+FEFF><U+061C><U+2028>")
       << "isolates, zero-width and line-separator characters";
@@ -183,19 +189,20 @@ TEST(Text, SplitKeepsTheNonEmptyItems) {
 
 TEST(CompileErrors, AsNvccPrintsThem) {
   const fs::path log = scratch("build.log");
-  std::ofstream(log) << "[1/3] Building CUDA object tests/CMakeFiles/x.dir/kernel.cu.o\n"
-                        "FAILED: tests/CMakeFiles/00_naive_learner.dir/subs/alice/chapters/00_naive/kernel.cu.o\n"
-                        "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DWORKBOOK_SUBJECT=error ...\n"
-                        "/subs/alice/chapters/00_naive/kernel.cu(14): error: identifier \"undefined_name\" is undefined\n"
-                        "    float error_count = undefined_name;\n"
-                        "                        ^\n"
-                        "\n"
-                        "/subs/alice/chapters/00_naive/kernel.cu(20): error: expected a \";\"\n"
-                        "    }\n"
-                        "    ^\n"
-                        "\n"
-                        "2 errors detected in the compilation of \"/subs/alice/chapters/00_naive/kernel.cu\".\n"
-                        "ninja: build stopped: subcommand failed.\n";
+  std::ofstream(log)
+      << "[1/3] Building CUDA object tests/CMakeFiles/x.dir/kernel.cu.o\n"
+         "FAILED: tests/CMakeFiles/00_naive_learner.dir/subs/alice/chapters/00_naive/kernel.cu.o\n"
+         "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DWORKBOOK_SUBJECT=error ...\n"
+         "/subs/alice/chapters/00_naive/kernel.cu(14): error: identifier \"undefined_name\" is undefined\n"
+         "    float error_count = undefined_name;\n"
+         "                        ^\n"
+         "\n"
+         "/subs/alice/chapters/00_naive/kernel.cu(20): error: expected a \";\"\n"
+         "    }\n"
+         "    ^\n"
+         "\n"
+         "2 errors detected in the compilation of \"/subs/alice/chapters/00_naive/kernel.cu\".\n"
+         "ninja: build stopped: subcommand failed.\n";
   const std::string out = compile_errors(log.string(), "/subs/alice/chapters");
   EXPECT_EQ(out,
             "00_naive/kernel.cu(14): error: identifier \"undefined_name\" is undefined\n"
@@ -248,15 +255,22 @@ void write_file(const fs::path& p, const std::string& text) {
 // the student's next chapter) asks it. Every word reads back as the status it came from.
 TEST(Status, OneTableClassifiesEveryStatus) {
   using O = Outcome;
-  const std::vector<std::pair<Status, O>> cases = {
-      {Status::passed, O::passed},           {Status::failed, O::failed},
-      {Status::rejected, O::failed},         {Status::does_not_compile, O::failed},
-      {Status::missing, O::failed},          {Status::from_word("a status no one knows"), O::failed},
-      {Status::crashed, O::error},           {Status::timed_out, O::error},
-      {Status::incomplete, O::error},        {Status::skipped_for("sm_90"), O::skipped},
-      {Status::skipped_for("2 GPUs"), O::skipped}, {Status::skipped_for("NCCL"), O::skipped},
-      {Status::no_gpu, O::untested},         {Status::interrupted, O::unknown},
-      {Status::not_graded, O::unknown},      {Status(), O::unknown}};
+  const std::vector<std::pair<Status, O>> cases = {{Status::passed, O::passed},
+                                                   {Status::failed, O::failed},
+                                                   {Status::rejected, O::failed},
+                                                   {Status::does_not_compile, O::failed},
+                                                   {Status::missing, O::failed},
+                                                   {Status::from_word("a status no one knows"), O::failed},
+                                                   {Status::crashed, O::error},
+                                                   {Status::timed_out, O::error},
+                                                   {Status::incomplete, O::error},
+                                                   {Status::skipped_for("sm_90"), O::skipped},
+                                                   {Status::skipped_for("2 GPUs"), O::skipped},
+                                                   {Status::skipped_for("NCCL"), O::skipped},
+                                                   {Status::no_gpu, O::untested},
+                                                   {Status::interrupted, O::unknown},
+                                                   {Status::not_graded, O::unknown},
+                                                   {Status(), O::unknown}};
   for (const auto& [status, outcome] : cases) {
     const std::string word = status.word();
     EXPECT_EQ(status.outcome(), outcome) << "'" << word << "'";
@@ -356,7 +370,8 @@ TEST(Submissions, FoundNamedAndSliced) {
   ASSERT_EQ(ignored.size(), 1u);
   EXPECT_NE(ignored[0].find("notes.txt"), std::string::npos);
   EXPECT_TRUE(all[3].archive);
-  EXPECT_EQ(locate_chapters((dir / "bob smith").string(), manifest), (dir / "bob smith" / "wrapper" / "chapters").string());
+  EXPECT_EQ(locate_chapters((dir / "bob smith").string(), manifest),
+            (dir / "bob smith" / "wrapper" / "chapters").string());
   EXPECT_EQ(locate_chapters((dir / "carol").string(), manifest), (dir / "carol").string());
   EXPECT_EQ(locate_chapters(scratch("").string(), manifest), "");
   // A changed kernel.cu changes the fingerprint; the slices cover all, once.
@@ -377,8 +392,10 @@ TEST(Submissions, ACompleteReportOfTheSameSubmissionIsKept) {
   Submission s;
   s.id = "alice";
   s.fingerprint = "00ff";
-  nlohmann::json doc = {{"schema", kReportSchema}, {"grader_version", WORKBOOK_GRADER_VERSION},
-                        {"complete", true}, {"sanitized", true},
+  nlohmann::json doc = {{"schema", kReportSchema},
+                        {"grader_version", WORKBOOK_GRADER_VERSION},
+                        {"complete", true},
+                        {"sanitized", true},
                         {"submission", {{"id", "alice"}, {"fingerprint", "00ff"}}},
                         {"chapters", {{{"slug", "00_a"}}, {{"slug", "01_b"}}}}};
   const std::vector<std::string> slugs = {"00_a", "01_b"};
@@ -470,9 +487,11 @@ TEST(Gpu, EverySubmissionIsFinishedAndGivesItsSlotBack) {
 
 TEST(Progress, AChapterEntryOfAnyShapeReadsWithItsFallbacks) {
   // The progress file is the grader's own, but a hand or an older grader may have left anything.
-  const ChapterProgress odd =
-      nlohmann::json{{"status", 3}, {"points", "seven"}, {"max_points", 10.0}, {"learner_gbps", nullptr}}
-          .get<ChapterProgress>();
+  const ChapterProgress odd = nlohmann::json{
+      {"status", 3},
+      {"points", "seven"},
+      {"max_points", 10.0},
+      {"learner_gbps", nullptr}}.get<ChapterProgress>();
   EXPECT_TRUE(odd.status.is_pending());
   EXPECT_EQ(odd.points, 0);
   EXPECT_EQ(odd.max_points, 10);
@@ -487,33 +506,33 @@ TEST(Progress, AChapterEntryOfAnyShapeReadsWithItsFallbacks) {
 
 TEST(Gpu, ATimedRunHasTheGpuToItself) {
   for (int batch : {1, 4}) {
-  SCOPED_TRACE("timed runs in batches of " + std::to_string(batch));
-  TimingGate gate(batch, 0.05);
-  std::atomic<int> inside{0}, worst{0};
-  std::atomic<bool> timed_alone{true};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] {
-      for (int k = 0; k < 50; ++k) {
-        if ((i + k) % 5 == 0) {
-          gate.lock();
-          if (inside.load() != 0) timed_alone = false;
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
-          if (inside.load() != 0) timed_alone = false;
-          gate.unlock();
-        } else {
-          gate.lock_shared();
-          worst = std::max(worst.load(), ++inside);
-          std::this_thread::sleep_for(std::chrono::microseconds(100));
-          --inside;
-          gate.unlock_shared();
+    SCOPED_TRACE("timed runs in batches of " + std::to_string(batch));
+    TimingGate gate(batch, 0.05);
+    std::atomic<int> inside{0}, worst{0};
+    std::atomic<bool> timed_alone{true};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&, i] {
+        for (int k = 0; k < 50; ++k) {
+          if ((i + k) % 5 == 0) {
+            gate.lock();
+            if (inside.load() != 0) timed_alone = false;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            if (inside.load() != 0) timed_alone = false;
+            gate.unlock();
+          } else {
+            gate.lock_shared();
+            worst = std::max(worst.load(), ++inside);
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            --inside;
+            gate.unlock_shared();
+          }
         }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_TRUE(timed_alone.load());
-  EXPECT_GT(worst.load(), 1) << "test processes share the GPU";
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_TRUE(timed_alone.load());
+    EXPECT_GT(worst.load(), 1) << "test processes share the GPU";
   }
 }
 
@@ -556,8 +575,8 @@ TEST(Gpu, TimedRunsWaitForABatchButNotForever) {
 TEST(Processes, ATimeLimitEndsTheWholeGroup) {
   const fs::path pid_file = scratch("grandchild.pid");
   fs::remove(pid_file);
-  const ProcessResult r = run_process(
-      {"sh", "-c", "sleep 300 & echo $! > " + pid_file.string() + "; wait"}, scratch("t.log").string(), 1.0);
+  const ProcessResult r = run_process({"sh", "-c", "sleep 300 & echo $! > " + pid_file.string() + "; wait"},
+                                      scratch("t.log").string(), 1.0);
   EXPECT_TRUE(r.timed_out);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const int grandchild = std::stoi(slurp(pid_file));
@@ -597,10 +616,9 @@ TEST(Processes, OutputCanBeStreamedLineByLine) {
 // its grant pipe; the grader's answer may take as long as the GPU takes to drain, which counts
 // toward neither of the process's limits; a refusal closes the pipe.
 std::string grant_script() {
-  return std::string("echo '{\"event\":\"alone\"}' >&$") + workbook::names::kResultFdVariable +
-         "; b=$(head -c1 <&$" + workbook::names::kGrantFdVariable + " | od -An -tu1 | tr -d ' ');" +
-         " echo \"{\\\"event\\\":\\\"end\\\",\\\"runner_exit\\\":${b:-0}}\" >&$" +
-         workbook::names::kResultFdVariable;
+  return std::string("echo '{\"event\":\"alone\"}' >&$") + workbook::names::kResultFdVariable + "; b=$(head -c1 <&$" +
+         workbook::names::kGrantFdVariable + " | od -An -tu1 | tr -d ' ');" +
+         " echo \"{\\\"event\\\":\\\"end\\\",\\\"runner_exit\\\":${b:-0}}\" >&$" + workbook::names::kResultFdVariable;
 }
 
 TEST(Processes, AnAloneRequestIsAnsweredOnTheGrantPipe) {
@@ -641,7 +659,9 @@ std::string request_event(const nlohmann::json& event) {
   return line + "; head -c1 <&$" + workbook::names::kGrantFdVariable + " >/dev/null\n";
 }
 nlohmann::json test_event(const std::string& name, const char* result) {
-  return {{"event", workbook::channel::Event::test}, {"name", name}, {"result", result},
+  return {{"event", workbook::channel::Event::test},
+          {"name", name},
+          {"result", result},
           {"failures", nlohmann::json::array()}};
 }
 
@@ -656,7 +676,8 @@ TEST(Processes, EachSanitizerRunInOneJudgeIsReadApart) {
                         << send_event({{"event", Event::end}, {"runner_exit", 0}})
                         << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}})
                         << send_event(test_event("Sizes/ExactSums.A/n_1", "passed"))
-                        << send_event({{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}})
+                        << send_event(
+                               {{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}})
                         << request_event({{"event", Event::sanitize}, {"tool", "racecheck"}})
                         << send_event(test_event("Sizes/ExactSums.A/n_1", "failed")) << "exit 3\n";
   std::vector<std::string> asked;
@@ -686,10 +707,11 @@ TEST(Processes, AToolRunMayBeSilentLongerThanTheTests) {
   using workbook::channel::Event;
   const auto script = [&](const char* name, const char* pause) {
     const fs::path path = scratch(name);
-    std::ofstream(path) << send_event({{"event", Event::begin}, {"problem", ""}})
-                        << send_event({{"event", Event::end}, {"runner_exit", 0}})
-                        << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}}) << "sleep " << pause << "\n"
-                        << send_event({{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}});
+    std::ofstream(path)
+        << send_event({{"event", Event::begin}, {"problem", ""}})
+        << send_event({{"event", Event::end}, {"runner_exit", 0}})
+        << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}}) << "sleep " << pause << "\n"
+        << send_event({{"event", Event::sanitized}, {"tool", "memcheck"}, {"problem", ""}, {"runner_exit", 0}});
     return path.string();
   };
   const auto go = [](Event event, const TestRun&) {
@@ -714,15 +736,21 @@ TEST(Processes, AToolRunMayBeSilentLongerThanTheTests) {
 TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
   using workbook::channel::Bandwidth;
   using workbook::channel::Event;
-  const nlohmann::json timed = {{"event", Event::test},   {"name", "Timing/Bandwidth.AtLeastTheFloor/n_134217728"},
-                                {"result", "passed"},     {"failures", nlohmann::json::array()},
-                                {"ms", 812},              {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16}}};
-  const nlohmann::json plain = {{"event", Event::test}, {"name", "Sizes/ExactSums.EveryElementCountedOnce/n_1000"},
-                                {"result", "passed"},   {"failures", nlohmann::json::array()}, {"ms", 1}};
+  const nlohmann::json timed = {{"event", Event::test},
+                                {"name", "Timing/Bandwidth.AtLeastTheFloor/n_134217728"},
+                                {"result", "passed"},
+                                {"failures", nlohmann::json::array()},
+                                {"ms", 812},
+                                {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16}}};
+  const nlohmann::json plain = {{"event", Event::test},
+                                {"name", "Sizes/ExactSums.EveryElementCountedOnce/n_1000"},
+                                {"result", "passed"},
+                                {"failures", nlohmann::json::array()},
+                                {"ms", 1}};
   nlohmann::json odd = plain;  // a result no test has is not read as any (the enum's first is "passed")
   odd["result"] = "great";
-  const std::string lines = timed.dump() + "\n" + plain.dump() + "\n" + odd.dump() + "\n" +
-                            nlohmann::json{{"event", Event::end}}.dump();
+  const std::string lines =
+      timed.dump() + "\n" + plain.dump() + "\n" + odd.dump() + "\n" + nlohmann::json{{"event", Event::end}}.dump();
   const fs::path script = scratch("judge.sh");
   std::ofstream(script) << "cat >&$" << workbook::names::kResultFdVariable << " <<'EOF'\n" << lines << "\nEOF\n";
   const TestRun run = run_tests({"sh", script.string()}, scratch("judge.log").string(), 10, {});
@@ -743,8 +771,12 @@ TEST(Processes, StarvedFindingsAndMemoryComeFromTheChannel) {
   using workbook::channel::Event;
   nlohmann::json starved = test_event("Sizes/ExactSums.EveryElementCountedOnce/n_1000", "failed");
   starved["starved"] = true;
-  const nlohmann::json printed = {{"event", Event::sanitized}, {"tool", "memcheck"},      {"problem", ""},
-                                  {"runner_exit", 97},         {"gpu_bytes", 536870912}, {"findings", {"========= Invalid __global__ read", "\x1b[2J"}}};
+  const nlohmann::json printed = {{"event", Event::sanitized},
+                                  {"tool", "memcheck"},
+                                  {"problem", ""},
+                                  {"runner_exit", 97},
+                                  {"gpu_bytes", 536870912},
+                                  {"findings", {"========= Invalid __global__ read", "\x1b[2J"}}};
   const fs::path script = scratch("starved.sh");
   std::ofstream(script) << "echo '========= a line the chapter printed'\n"
                         << "echo \"$TMPDIR\" > " << scratch("judge_tmpdir.txt").string() << "\n"
@@ -752,11 +784,10 @@ TEST(Processes, StarvedFindingsAndMemoryComeFromTheChannel) {
                         << send_event({{"event", Event::begin}, {"problem", ""}}) << send_event(starved)
                         << send_event({{"event", Event::end}, {"runner_exit", 0}, {"gpu_bytes", 1073741824}})
                         << request_event({{"event", Event::sanitize}, {"tool", "memcheck"}}) << send_event(printed);
-  const TestRun run = run_tests({"sh", script.string()}, scratch("starved.log").string(), 10, {}, 0,
-                                [](Event event, const TestRun&) {
-                                  return event == Event::sanitize ? ProcessOptions::Grant::grant
-                                                                  : ProcessOptions::Grant::none;
-                                });
+  const TestRun run =
+      run_tests({"sh", script.string()}, scratch("starved.log").string(), 10, {}, 0, [](Event event, const TestRun&) {
+        return event == Event::sanitize ? ProcessOptions::Grant::grant : ProcessOptions::Grant::none;
+      });
   ASSERT_EQ(run.tests.size(), 1u);
   EXPECT_TRUE(run.tests[0].starved);
   EXPECT_TRUE(run.starved());

@@ -1,10 +1,10 @@
 // Host-only tests of the harness: they need no GPU and run in CI.
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <utility>
@@ -14,8 +14,8 @@
 
 #include "judge/inputs.hpp"
 #include "judge/manifest.hpp"
-#include "sandbox/sandbox.hpp"
 #include "judge/verify.hpp"
+#include "sandbox/sandbox.hpp"
 
 namespace workbook {
 namespace {
@@ -111,8 +111,7 @@ TEST(ExactPartials, NamesADoubleCount) {
   partials = partials_from(plan, 256);
   partials[1] += plan.value(k);  // ... or in another block
   const std::string why = explain_exact_partials(plan, partials);
-  EXPECT_NE(why.find("element 0 " + value_name(plan, k) + " is counted in partials 0, 1"), std::string::npos)
-      << why;
+  EXPECT_NE(why.find("element 0 " + value_name(plan, k) + " is counted in partials 0, 1"), std::string::npos) << why;
 }
 
 TEST(ExactPartials, NamesUnwrittenAndGarbagePartials) {
@@ -308,17 +307,14 @@ std::vector<std::string> step_problems(const ChapterSpec& c, const std::filesyst
       problems.push_back(c.slug + ": hint given twice: " + step.hint);
     }
     if (!sections.count(step.lesson)) {
-      problems.push_back(c.slug + ": \"" + step.lesson + "\" is no `## ` section of " +
-                         lesson.string());
+      problems.push_back(c.slug + ": \"" + step.lesson + "\" is no `## ` section of " + lesson.string());
     }
   }
   return problems;
 }
 
 // The source tree: grader/manifest.json sits in <source>/grader.
-std::filesystem::path source_dir() {
-  return std::filesystem::path(WORKBOOK_MANIFEST).parent_path().parent_path();
-}
+std::filesystem::path source_dir() { return std::filesystem::path(WORKBOOK_MANIFEST).parent_path().parent_path(); }
 
 TEST(Manifest, EveryChapterHasStepsThatItsLessonExplains) {
   const Manifest m = load_manifest(WORKBOOK_MANIFEST);
@@ -348,7 +344,8 @@ TEST(Manifest, StepCheckCatchesAWrongSectionAndARepeatedHint) {
 std::string manifest_with_steps(const std::string& steps) {
   return R"({"chapters": [{"slug": "07_x", "version": "V7", "title": "t", "kind": "block_pass",
     "points": {"correctness": 7, "performance": 3}, "bandwidth_fraction": 0.8, "timeout_s": 60,
-    "hints": {"ExactSums": "h"}, "steps": )" + steps + "}]}";
+    "hints": {"ExactSums": "h"}, "steps": )" +
+         steps + "}]}";
 }
 
 TEST(Manifest, RefusesAChapterWithoutTwoOrThreeGoodSteps) {
@@ -377,9 +374,7 @@ TEST(Manifest, RefusesAChapterWithoutTwoOrThreeGoodSteps) {
   }
 }
 
-TEST(Manifest, ReportsAMissingFile) {
-  EXPECT_THROW(load_manifest("/nonexistent/manifest.json"), std::runtime_error);
-}
+TEST(Manifest, ReportsAMissingFile) { EXPECT_THROW(load_manifest("/nonexistent/manifest.json"), std::runtime_error); }
 
 // What a runner sees under bubblewrap: the system's mounts read-only, its own files at their real
 // paths (not again where a system mount shows them: a bind onto the read-only /usr cannot be made), a

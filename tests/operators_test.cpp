@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "workbook/operators.cuh"
 #include "runner/remote.hpp"
+#include "workbook/operators.cuh"
 
 namespace workbook::ops {
 namespace {

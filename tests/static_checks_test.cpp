@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <future>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -24,9 +24,9 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "process.hpp"
 #include "static_checks.hpp"
@@ -58,7 +58,10 @@ class RemoveWorkDir : public ::testing::Environment {
 };
 
 std::vector<std::string> compile_flags(const std::string& slug, const std::string& subject) {
-  std::vector<std::string> flags = {"-O3", "-DNDEBUG", "-lineinfo", "-std=c++17",
+  std::vector<std::string> flags = {"-O3",
+                                    "-DNDEBUG",
+                                    "-lineinfo",
+                                    "-std=c++17",
                                     "-I" + (kSourceDir / "harness").string(),
                                     fmt::format("-DWORKBOOK_SUBJECT=\"{}\"", subject),
                                     fmt::format("-DWORKBOOK_CHAPTER=\"{}\"", slug)};
@@ -74,7 +77,8 @@ Toolchain toolchain(const std::string& slug, const std::string& subject, const f
   tc.objdump = WORKBOOK_OBJDUMP;
   tc.cuobjdump = WORKBOOK_CUOBJDUMP;
   tc.include_roots = split(WORKBOOK_INCLUDE_ROOTS, '|');
-  static const std::vector<std::string> host_dirs = host_compiler_include_dirs(WORKBOOK_NVCC, fs::temp_directory_path().string());
+  static const std::vector<std::string> host_dirs =
+      host_compiler_include_dirs(WORKBOOK_NVCC, fs::temp_directory_path().string());
   tc.include_roots.insert(tc.include_roots.end(), host_dirs.begin(), host_dirs.end());
   tc.harness_dir = (kSourceDir / "harness").string();
   tc.compile_flags = compile_flags(slug, subject);
@@ -105,16 +109,16 @@ std::string joined(const std::vector<Refusal>& refusals) {
 // The files under test, found when the test starts.
 
 struct Case {
-  std::string name;     // test name
-  std::string tree;     // hostile, hostile-2, solutions, chapters, faulty, ...
+  std::string name;  // test name
+  std::string tree;  // hostile, hostile-2, solutions, chapters, faulty, ...
   std::string slug;
   fs::path source;
-  bool planted = false;           // hostile* and honest* trees: the file says what to expect
-  bool compile = false;           // compile and check the object too
-  bool expect_rejected = false;   // from the expect line
-  std::string expect_regex;       // a refusal's reason must match it
+  bool planted = false;              // hostile* and honest* trees: the file says what to expect
+  bool compile = false;              // compile and check the object too
+  bool expect_rejected = false;      // from the expect line
+  std::string expect_regex;          // a refusal's reason must match it
   std::string expect_compile_error;  // `does not compile ~ <regex>`: the compiler's output must match it
-  std::string header_error;       // a planted file without the two header lines
+  std::string header_error;          // a planted file without the two header lines
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.source.string(); }
@@ -188,9 +192,7 @@ std::vector<Case> discover() {
     if (entry.is_directory()) trees.push_back(entry.path());
   }
   std::sort(trees.begin(), trees.end());
-  auto planted = [](const std::string& name) {
-    return name.rfind("hostile", 0) == 0 || name.rfind("honest", 0) == 0;
-  };
+  auto planted = [](const std::string& name) { return name.rfind("hostile", 0) == 0 || name.rfind("honest", 0) == 0; };
   for (const fs::path& tree : trees) {
     if (planted(tree.filename().string())) add_tree(tree, tree.filename().string(), true, true);
   }
@@ -241,7 +243,8 @@ Outcome run_case(const Case& c) {
     const fs::path listing = work / "host.lst";  // as the grading build writes it
     std::vector<std::string> argv = {tc.nvcc};
     argv.insert(argv.end(), tc.compile_flags.begin(), tc.compile_flags.end());
-    argv.insert(argv.end(), {"-Xcompiler=-Wa\\,-adln=" + listing.string(), "-c", source.string(), "-o", object.string()});
+    argv.insert(argv.end(),
+                {"-Xcompiler=-Wa\\,-adln=" + listing.string(), "-c", source.string(), "-o", object.string()});
     const fs::path log = work / "compile.log";
     const ProcessResult r = run_process(argv, log.string(), 300);
     if (r.timed_out || r.signal != 0 || r.exit_code != 0) {
@@ -301,8 +304,7 @@ TEST_P(Submission, MeetsItsExpectation) {
   all.insert(all.end(), o.object_refusals.begin(), o.object_refusals.end());
   for (const Refusal& r : all) {
     EXPECT_EQ(r.reason.find('\n'), std::string::npos) << "a reason is one line: " << r.reason;
-    EXPECT_TRUE(std::all_of(r.reason.begin(), r.reason.end(),
-                            [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
+    EXPECT_TRUE(std::all_of(r.reason.begin(), r.reason.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
         << "a reason is printable ASCII: " << r.reason;
     // A refused file's content never reaches a reason (/etc/passwd's first entry is root's).
     EXPECT_EQ(r.reason.find("root:"), std::string::npos) << r.reason;
@@ -313,8 +315,10 @@ TEST_P(Submission, MeetsItsExpectation) {
     EXPECT_TRUE(o.include_refusals.empty()) << c.source << " includes:" << joined(o.include_refusals);
     if (c.compile) {
       EXPECT_FALSE(o.compiled) << c.source << " compiles";
-      EXPECT_TRUE(std::regex_search(o.compile_log, std::regex(c.expect_compile_error.substr(0, c.expect_compile_error.find(".*")))))
-          << c.source << ": the compiler's output does not match /" << c.expect_compile_error << "/:\n" << o.compile_log;
+      EXPECT_TRUE(std::regex_search(o.compile_log,
+                                    std::regex(c.expect_compile_error.substr(0, c.expect_compile_error.find(".*")))))
+          << c.source << ": the compiler's output does not match /" << c.expect_compile_error << "/:\n"
+          << o.compile_log;
     }
     return;
   }
@@ -328,12 +332,10 @@ TEST_P(Submission, MeetsItsExpectation) {
     return;
   }
   const std::regex expected(c.expect_regex);
-  const bool matched = std::any_of(all.begin(), all.end(), [&](const Refusal& r) {
-    return std::regex_search(r.reason, expected);
-  });
+  const bool matched =
+      std::any_of(all.begin(), all.end(), [&](const Refusal& r) { return std::regex_search(r.reason, expected); });
   for (const Refusal& r : all) std::cout << "  refused [" << r.check << "] " << r.reason << "\n";
-  EXPECT_TRUE(matched) << c.source << ": no refusal matches /" << c.expect_regex
-                       << "/; refusals:" << joined(all)
+  EXPECT_TRUE(matched) << c.source << ": no refusal matches /" << c.expect_regex << "/; refusals:" << joined(all)
                        << (o.compile_log.empty() ? "" : "\ncompile log:\n" + o.compile_log);
 }
 
@@ -343,11 +345,10 @@ INSTANTIATE_TEST_SUITE_P(Files, Submission, ::testing::ValuesIn(cases()),
 TEST(StaticChecks, FindsTheSubmissions) {
   // The static refusals of tests/submissions/hostile and hostile-2 (12 each): each is checked by
   // Submission.MeetsItsExpectation; none may go missing when the rules shrink.
-  const auto hostile = std::count_if(cases().begin(), cases().end(),
-                                     [](const Case& c) { return c.expect_rejected; });
+  const auto hostile = std::count_if(cases().begin(), cases().end(), [](const Case& c) { return c.expect_rejected; });
   EXPECT_GE(hostile, 24) << "tests/submissions/hostile*/ should hold the hostile set";
-  const auto solutions = std::count_if(cases().begin(), cases().end(),
-                                       [](const Case& c) { return c.tree == "solutions"; });
+  const auto solutions =
+      std::count_if(cases().begin(), cases().end(), [](const Case& c) { return c.tree == "solutions"; });
   EXPECT_EQ(solutions, static_cast<long>(rules().chapters.size()));
 }
 
@@ -395,13 +396,13 @@ TEST(StaticChecks, DefinitionsAreTheChaptersOwnWhateverTheirName) {
   const fs::path dir = work_root() / "definitions" / "00_naive";
   fs::create_directories(dir);
   write(dir / "kernel.cu",
-             "#include <cstddef>\n#include <cuda_runtime.h>\n"
-             "float cutoff = 1.0f;\n"
-             "int exit_code = 0;\n"
-             "extern \"C\" int ceil_div_c(int a, int b) { return (a + b - 1) / b; }\n"
-             "std::size_t ceil(std::size_t a, std::size_t b) { return (a + b - 1) / b; }\n"
-             "cudaError_t cudaCheck(cudaError_t e) { return e; }\n"
-             "extern \"C\" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }\n");
+        "#include <cstddef>\n#include <cuda_runtime.h>\n"
+        "float cutoff = 1.0f;\n"
+        "int exit_code = 0;\n"
+        "extern \"C\" int ceil_div_c(int a, int b) { return (a + b - 1) / b; }\n"
+        "std::size_t ceil(std::size_t a, std::size_t b) { return (a + b - 1) / b; }\n"
+        "cudaError_t cudaCheck(cudaError_t e) { return e; }\n"
+        "extern \"C\" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }\n");
   const fs::path work = work_root() / "definitions-work";
   fs::create_directories(work);
   const Toolchain tc = toolchain("00_naive", "learner", work);
@@ -474,15 +475,13 @@ TEST(StaticChecks, DefinedInNamespace) {
   EXPECT_FALSE(defined_in_namespace("workbook::Problem (anonymous namespace)::make(int)", "workbook"));
   EXPECT_FALSE(defined_in_namespace("std::vector<workbook::Element, std::allocator<workbook::Element> >::size() const",
                                     "workbook"));
-  EXPECT_FALSE(defined_in_namespace("(anonymous namespace)::operator<(workbook::Problem, workbook::Problem)",
-                                    "workbook"));
+  EXPECT_FALSE(
+      defined_in_namespace("(anonymous namespace)::operator<(workbook::Problem, workbook::Problem)", "workbook"));
   EXPECT_FALSE(defined_in_namespace("my_workbook::f()", "workbook"));
   EXPECT_FALSE(defined_in_namespace("reduce", "workbook"));
 }
 
-void write(const fs::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(StaticChecks, LoadRulesNamesTheBadField) {
   const fs::path dir = work_root() / "manifests";

@@ -2,26 +2,27 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    const cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+#define CHECK(call)                                                                    \
+  do {                                                                                 \
+    const cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
   } while (0)
 
 // x[i] = (i * 2654435761 mod steps) / denominator + offset: a cheap, varied, reproducible input.
 // (1000, 1000, 0): [0, 1) in steps of 0.001; (1536, 1024, -0.5): [-0.5, 1) like the sweep's input.
 __global__ void fill(float* x, std::size_t n, unsigned steps, float denominator, float offset) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
     x[i] = static_cast<float>((i * 2654435761u) % steps) / denominator + offset;
 }
 

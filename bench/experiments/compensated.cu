@@ -30,7 +30,8 @@ enum class Sum { plain, kahan, wide };
 template <class Add>
 __device__ __forceinline__ void for_each_float4(const float4* body, std::size_t vectors, Add add) {
   const std::size_t stride = std::size_t{gridDim.x} * threads_per_block;
-  for (std::size_t i = std::size_t{blockIdx.x} * threads_per_block + threadIdx.x; i < vectors; i += loads_in_flight * stride) {
+  for (std::size_t i = std::size_t{blockIdx.x} * threads_per_block + threadIdx.x; i < vectors;
+       i += loads_in_flight * stride) {
     float4 r[loads_in_flight];
 #pragma unroll
     for (unsigned k = 0; k < loads_in_flight; ++k) {
@@ -67,10 +68,10 @@ __global__ void __launch_bounds__(threads_per_block) pass(const float4* body, st
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-
 // The common exponent, pass 1: the largest biased exponent of any element (its exponent bits),
 // by a max over each thread, its warp, then atomicMax.
-__global__ void __launch_bounds__(threads_per_block) largest_exponent(const float4* body, std::size_t vectors, unsigned* top) {
+__global__ void __launch_bounds__(threads_per_block)
+    largest_exponent(const float4* body, std::size_t vectors, unsigned* top) {
   unsigned m = 0;
   for_each_float4(body, vectors, [&](float4 r) {
     m = max(m, max(max(__float_as_uint(r.x) & 0x7f800000u, __float_as_uint(r.y) & 0x7f800000u),
@@ -83,8 +84,8 @@ __global__ void __launch_bounds__(threads_per_block) largest_exponent(const floa
 // Pass 2: every element times 2^(30 - (e - 127)) (a power of two: exact), rounded to an integer
 // (the bits 31 or more below the largest element are lost), added in 64 bits, then per warp,
 // then atomicAdd: the same total in every order.
-__global__ void __launch_bounds__(threads_per_block) fixed_point(const float4* body, std::size_t vectors, const unsigned* top,
-                                                              unsigned long long* total) {
+__global__ void __launch_bounds__(threads_per_block)
+    fixed_point(const float4* body, std::size_t vectors, const unsigned* top, unsigned long long* total) {
   const unsigned e = *top >> 23;
   const float scale = __uint_as_float((127u + 30u + 127u - e) << 23);  // 2^(157 - e), e >= 31 here
   long long acc = 0;
@@ -126,7 +127,8 @@ int main() {
       {"plain", [&] { pass<Sum::plain><<<plain_blocks, threads_per_block, 0, s>>>(body, vectors, partials); }},
       {"kahan", [&] { pass<Sum::kahan><<<kahan_blocks, threads_per_block, 0, s>>>(body, vectors, partials); }},
       {"double", [&] { pass<Sum::wide><<<wide_blocks, threads_per_block, 0, s>>>(body, vectors, partials); }},
-      {"common_exponent", [&] {
+      {"common_exponent",
+       [&] {
          CHECK(cudaMemsetAsync(scheme, 0, 16, s));
          largest_exponent<<<max_blocks, threads_per_block, 0, s>>>(body, vectors, top);
          fixed_point<<<fixed_blocks, threads_per_block, 0, s>>>(body, vectors, top, total);

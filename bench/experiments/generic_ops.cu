@@ -13,21 +13,21 @@
 // The ceiling is always read from 2^27 floats (512 MiB): 2-byte types at 2^28 and 8-byte types at
 // 2^26 read the same bytes as it, so a fixed cost per call weighs on them as on the ceiling.
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_reduce.cuh>
 
 #include "common.cuh"
+#include "runner/registry.hpp"
 #include "workbook/contract.hpp"
 #include "workbook/operators.cuh"
-#include "runner/registry.hpp"
 
 namespace {
 
@@ -69,8 +69,10 @@ std::vector<T> host_input(std::size_t n, std::uint64_t seed) {
   std::vector<T> x(n);
   std::mt19937_64 rng(seed);
   for (T& v : x) {
-    if constexpr (std::is_integral_v<T>) v = static_cast<T>(static_cast<long long>(rng() % 2001) - 1000);
-    else v = narrow<T>(static_cast<double>(rng() >> 11) * 0x1.0p-53 * 1.5 - 0.5);
+    if constexpr (std::is_integral_v<T>)
+      v = static_cast<T>(static_cast<long long>(rng() % 2001) - 1000);
+    else
+      v = narrow<T>(static_cast<double>(rng() >> 11) * 0x1.0p-53 * 1.5 - 0.5);
   }
   return x;
 }
@@ -150,12 +152,15 @@ void run_type(const char* type, Element element, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) m2 += (widen(host[i]) - mean) * (widen(host[i]) - mean);
   const double variance = static_cast<double>(m2 / n);
   const std::size_t bytes = n * sizeof(T);
-  auto sum_error = [&](double got) { return static_cast<double>(std::fabs(got - sum) / std::max<long double>(magnitude, 1)); };
+  auto sum_error = [&](double got) {
+    return static_cast<double>(std::fabs(got - sum) / std::max<long double>(magnitude, 1));
+  };
 
   A got;
   double ms = time_reference(element, Operator::sum, a, b, n, &got);
   const bool exact = std::is_integral_v<T>;
-  report(type, "sum", "reference", ms, bytes, n, sum_error(got), exact ? got == static_cast<A>(sum) : sum_error(got) < 1e-5);
+  report(type, "sum", "reference", ms, bytes, n, sum_error(got),
+         exact ? got == static_cast<A>(sum) : sum_error(got) < 1e-5);
   A* d_out;
   CHECK(cudaMalloc(&d_out, sizeof(Located<A>) > sizeof(Moments) ? sizeof(Located<A>) : sizeof(Moments)));
   ms = time_cub([&](void* t, std::size_t& s) {
@@ -167,13 +172,15 @@ void run_type(const char* type, Element element, std::size_t n) {
   ms = time_reference(element, Operator::max, a, b, n, &got);
   report(type, "max", "reference", ms, bytes, n, 0, got == max);
   T got_t;
-  ms = time_cub([&](void* t, std::size_t& s) { return cub::DeviceReduce::Max(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
+  ms = time_cub(
+      [&](void* t, std::size_t& s) { return cub::DeviceReduce::Max(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
   CHECK(cudaMemcpy(&got_t, d_out, sizeof got_t, cudaMemcpyDeviceToHost));
   report(type, "max", "cub", ms, bytes, n, 0, widen(got_t) == max);
 
   ms = time_reference(element, Operator::min, a, b, n, &got);
   report(type, "min", "reference", ms, bytes, n, 0, got == min);
-  ms = time_cub([&](void* t, std::size_t& s) { return cub::DeviceReduce::Min(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
+  ms = time_cub(
+      [&](void* t, std::size_t& s) { return cub::DeviceReduce::Min(t, s, a, reinterpret_cast<T*>(d_out), n, stream); });
   CHECK(cudaMemcpy(&got_t, d_out, sizeof got_t, cudaMemcpyDeviceToHost));
   report(type, "min", "cub", ms, bytes, n, 0, widen(got_t) == min);
 
@@ -183,7 +190,8 @@ void run_type(const char* type, Element element, std::size_t n) {
   long long* d_index;
   CHECK(cudaMalloc(&d_index, sizeof(long long)));
   ms = time_cub([&](void* t, std::size_t& s) {
-    return cub::DeviceReduce::ArgMax(t, s, a, reinterpret_cast<T*>(d_out), d_index, static_cast<std::int64_t>(n), stream);
+    return cub::DeviceReduce::ArgMax(t, s, a, reinterpret_cast<T*>(d_out), d_index, static_cast<std::int64_t>(n),
+                                     stream);
   });
   long long index;
   CHECK(cudaMemcpy(&index, d_index, sizeof index, cudaMemcpyDeviceToHost));
@@ -192,13 +200,16 @@ void run_type(const char* type, Element element, std::size_t n) {
   ms = time_reference(element, Operator::argmin, a, b, n, &where);
   report(type, "argmin", "reference", ms, bytes, n, 0, where.index == arg_min);
   ms = time_cub([&](void* t, std::size_t& s) {
-    return cub::DeviceReduce::ArgMin(t, s, a, reinterpret_cast<T*>(d_out), d_index, static_cast<std::int64_t>(n), stream);
+    return cub::DeviceReduce::ArgMin(t, s, a, reinterpret_cast<T*>(d_out), d_index, static_cast<std::int64_t>(n),
+                                     stream);
   });
   CHECK(cudaMemcpy(&index, d_index, sizeof index, cudaMemcpyDeviceToHost));
   report(type, "argmin", "cub", ms, bytes, n, 0, index == arg_min);
 
   if constexpr (!std::is_integral_v<T>) {
-    auto dot_error = [&](double g) { return static_cast<double>(std::fabs(g - dot_sum) / std::max<long double>(dot_magnitude, 1)); };
+    auto dot_error = [&](double g) {
+      return static_cast<double>(std::fabs(g - dot_sum) / std::max<long double>(dot_magnitude, 1));
+    };
     {
       ms = time_reference(element, Operator::dot, a, b, n, &got);
       report(type, "dot", "reference", ms, 2 * bytes, n, dot_error(got), dot_error(got) < 1e-5);
@@ -232,7 +243,8 @@ void run_type(const char* type, Element element, std::size_t n) {
 
 __global__ void streaming_read(const float4* in, std::size_t count, float* sink) {
   float s = 0;
-  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     const float4 v = __ldg(in + i);
     s += v.x + v.y + v.z + v.w;
   }
@@ -267,7 +279,8 @@ int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   for (int per_sm : {4, 8, 16, 32}) {
-    const double ms = median_ms([&] { streaming_read<<<per_sm * sms, 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4, sink); }, stream);
+    const double ms = median_ms(
+        [&] { streaming_read<<<per_sm * sms, 256, 0, stream>>>(reinterpret_cast<float4*>(x), n / 4, sink); }, stream);
     ceiling_gbps = std::max(ceiling_gbps, n * sizeof(float) / ms / 1e6);
   }
   CHECK(cudaFree(x));

@@ -39,27 +39,36 @@ int main() {
   std::vector<Strategy> strategies;
   for (const char* ch : {"09_two_pass", "11_last_block"}) {
     const workbook::Entry* e = workbook::find_entry(ch, "reference");
-    if (!e) { std::fprintf(stderr, "no reference of %s linked\n", ch); return 1; }
+    if (!e) {
+      std::fprintf(stderr, "no reference of %s linked\n", ch);
+      return 1;
+    }
     void* ws = nullptr;
     CHECK(cudaMalloc(&ws, std::max<std::size_t>(e->workspace_bytes(big), 16)));
     CHECK(cudaMemset(ws, 0, std::max<std::size_t>(e->workspace_bytes(big), 16)));
     strategies.push_back({ch, [=](std::size_t n) { e->reduce(in, n, out, ws, s); }});
   }
   strategies.push_back({"cub", [=](std::size_t n) {
-    std::size_t bytes = temp_bytes;
-    cub::DeviceReduce::Sum(temp, bytes, in, out, n, s);
-  }});
+                          std::size_t bytes = temp_bytes;
+                          cub::DeviceReduce::Sum(temp, bytes, in, out, n, s);
+                        }});
   strategies.push_back({"cub_with_size_query", [=](std::size_t n) {
-    std::size_t bytes = 0;
-    cub::DeviceReduce::Sum(nullptr, bytes, in, out, n, s);
-    bytes = temp_bytes;
-    cub::DeviceReduce::Sum(temp, bytes, in, out, n, s);
-  }});
+                          std::size_t bytes = 0;
+                          cub::DeviceReduce::Sum(nullptr, bytes, in, out, n, s);
+                          bytes = temp_bytes;
+                          cub::DeviceReduce::Sum(temp, bytes, in, out, n, s);
+                        }});
   constexpr int calls = 20;
   std::printf("strategy,n,device_us_per_call,host_us_per_call\n");
   for (std::size_t n : {std::size_t(1) << 10, std::size_t(1) << 14, std::size_t(1) << 16, std::size_t(1) << 20, big}) {
     for (const Strategy& st : strategies) {
-      const double dev = 1000.0 * median_ms([&] { for (int k = 0; k < calls; ++k) st.call(n); }, s, 2, 15) / calls;
+      const double dev = 1000.0 *
+                         median_ms(
+                             [&] {
+                               for (int k = 0; k < calls; ++k) st.call(n);
+                             },
+                             s, 2, 15) /
+                         calls;
       std::vector<double> host;
       for (int r = 0; r < 15; ++r) {
         const auto t0 = std::chrono::steady_clock::now();

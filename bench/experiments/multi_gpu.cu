@@ -8,12 +8,11 @@
 //
 // Each GPU holds 2^L floats (default 30). Per K and L: the median time of a whole reduction (every
 // shard reduced, then ncclAllReduce of one float), against one GPU reducing all K shards' elements
-// in one call, and the all-reduce of one float alone; the result checked against the host's sum of the same values, and its bits equal on
-// every rank. Then the vector case as nccl-tests reports it: ncclAllReduce and ncclReduceScatter
-// of 2^10 to 2^28 floats, algbw = bytes / time and busbw = algbw * 2(K-1)/K (all-reduce) or
-// (K-1)/K (reduce-scatter). NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
-// Every time is the median of the host's clock over calls that each wait for the GPUs.
-// CSV lines: "csv-scalar,nccl,ranks,launch,log2,ms,one_gpu_ms,allreduce_us,bits,right,same_bits" and
+// in one call, and the all-reduce of one float alone; the result checked against the host's sum of the same values, and
+// its bits equal on every rank. Then the vector case as nccl-tests reports it: ncclAllReduce and ncclReduceScatter of
+// 2^10 to 2^28 floats, algbw = bytes / time and busbw = algbw * 2(K-1)/K (all-reduce) or (K-1)/K (reduce-scatter).
+// NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Every time is the median of the host's clock over calls that each
+// wait for the GPUs. CSV lines: "csv-scalar,nccl,ranks,launch,log2,ms,one_gpu_ms,allreduce_us,bits,right,same_bits" and
 // "csv-vector,collective,ranks,launch,log2_count,ms,algbw_gbps,busbw_gbps".
 #include <algorithm>
 #include <chrono>
@@ -34,13 +33,13 @@
 
 namespace {
 
-#define NCCL_CHECK(call)                                                                  \
-  do {                                                                                    \
-    const ncclResult_t r_ = (call);                                                       \
-    if (r_ != ncclSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, ncclGetErrorString(r_));    \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define NCCL_CHECK(call)                                                               \
+  do {                                                                                 \
+    const ncclResult_t r_ = (call);                                                    \
+    if (r_ != ncclSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, ncclGetErrorString(r_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
   } while (0)
 
 struct Gpu {
@@ -268,12 +267,13 @@ int main(int argc, char** argv) {
     }
   }
   if (reporter) {
-    std::printf("whole reduction: %.3f ms (%.0f GB/s over all GPUs), one GPU on the same elements %.3f ms: "
-                "%.2fx; the all-reduce of one float alone %.1f us; sum %.9g (bits 0x%08x), host %.9g, %s, %s on "
-                "every rank\n",
-                ms, n * ranks * sizeof(float) / ms / 1e6, one_gpu_ms, one_gpu_ms > 0 ? one_gpu_ms / ms : 0.0,
-                1e3 * allreduce_ms, got, bits, want, right ? "within the bound" : "WRONG",
-                same_bits ? "same bits" : "DIFFERENT bits");
+    std::printf(
+        "whole reduction: %.3f ms (%.0f GB/s over all GPUs), one GPU on the same elements %.3f ms: "
+        "%.2fx; the all-reduce of one float alone %.1f us; sum %.9g (bits 0x%08x), host %.9g, %s, %s on "
+        "every rank\n",
+        ms, n * ranks * sizeof(float) / ms / 1e6, one_gpu_ms, one_gpu_ms > 0 ? one_gpu_ms / ms : 0.0,
+        1e3 * allreduce_ms, got, bits, want, right ? "within the bound" : "WRONG",
+        same_bits ? "same bits" : "DIFFERENT bits");
     std::printf("csv-scalar,%d,%d,%s,%d,%.4f,%.4f,%.2f,0x%08x,%d,%d\n", nccl_version, ranks,
                 per_process ? "per_process" : "one_process", log2, ms, one_gpu_ms, 1e3 * allreduce_ms, bits, right,
                 same_bits);

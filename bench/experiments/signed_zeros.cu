@@ -44,8 +44,13 @@ int main() {
   in[0] = 0.0f, in[1] = -0.0f;
   zeros<<<1, 1>>>(in, out);
   CHECK(cudaDeviceSynchronize());
-  const char* names[kCases / 2] = {"fmaxf", "fminf", "fmax_double_high_word", "hmax2_nan_half2", "hmin2_nan_half2",
-                                   "hmax2_nan_bfloat162", "hmin2_nan_bfloat162"};
+  const char* names[kCases / 2] = {"fmaxf",
+                                   "fminf",
+                                   "fmax_double_high_word",
+                                   "hmax2_nan_half2",
+                                   "hmin2_nan_half2",
+                                   "hmax2_nan_bfloat162",
+                                   "hmin2_nan_bfloat162"};
   std::printf("operation,first,second,result\n");
   for (int k = 0; k < kCases; ++k) {
     std::printf("%s,%s,%s,%08x\n", names[k / 2], k % 2 ? "-0" : "+0", k % 2 ? "+0" : "-0", out[k]);

@@ -25,7 +25,8 @@ __device__ __forceinline__ float warp_reduce_sum(float v) {
 
 // Chapter 06's reference with BlockSize for blockDim.x: nothing else differs.
 template <unsigned BlockSize>
-__global__ void __launch_bounds__(BlockSize) reduce_warp_shuffle_fixed(const float* in, std::size_t n, float* partials) {
+__global__ void __launch_bounds__(BlockSize)
+    reduce_warp_shuffle_fixed(const float* in, std::size_t n, float* partials) {
   __shared__ float warp_sums[BlockSize / warp_size];
   const unsigned tid = threadIdx.x, lane = tid % warp_size, warp = tid / warp_size;
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * BlockSize * 2 + tid;
@@ -40,7 +41,6 @@ __global__ void __launch_bounds__(BlockSize) reduce_warp_shuffle_fixed(const flo
     if (lane == 0) partials[blockIdx.x] = v;
   }
 }
-
 
 }  // namespace
 
@@ -60,12 +60,16 @@ int main() {
   std::vector<K> ks;
   for (const char* ch : {"05_full_unroll", "06_warp_shuffle"}) {
     const workbook::Entry* e = workbook::find_entry(ch, "reference");
-    if (!e) { std::fprintf(stderr, "no reference of %s linked\n", ch); return 1; }
+    if (!e) {
+      std::fprintf(stderr, "no reference of %s linked\n", ch);
+      return 1;
+    }
     ks.push_back({ch, [=] { e->block_pass(in, n, partials, n / 32, s); }});
   }
   ks.push_back({"06_template_block_size", [=] {
-    reduce_warp_shuffle_fixed<256><<<static_cast<unsigned>((n + 511) / 512), 256, 0, s>>>(in, n, partials);
-  }});
+                  reduce_warp_shuffle_fixed<256>
+                      <<<static_cast<unsigned>((n + 511) / 512), 256, 0, s>>>(in, n, partials);
+                }});
   std::printf("kernel,round,gbps\n");
   for (int round = 0; round < 5; ++round) {
     for (const K& k : ks) {

@@ -40,7 +40,8 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
 
 //! A test's result word.
 enum class Result { passed, failed, skipped };
-NLOHMANN_JSON_SERIALIZE_ENUM(Result, {{Result::passed, "passed"}, {Result::failed, "failed"}, {Result::skipped, "skipped"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Result,
+                             {{Result::passed, "passed"}, {Result::failed, "failed"}, {Result::skipped, "skipped"}})
 
 //! What a Bandwidth test measured, as numbers: the subject's GB/s and the streaming-read ceiling's,
 //! both measured the same way in the judge, the fastest batch's GB/s, and how many calls were
@@ -74,8 +75,15 @@ inline constexpr double kSanitizerTimeFactor = 4;
 //! the H200 with NCCL 2.28.9, 2026-12-03). The judge still checks every call's errors itself.
 inline std::vector<std::string> sanitizer_wrapper(const std::string& path, const std::string& tool,
                                                   bool api_errors = true) {
-  std::vector<std::string> words = {path, "--tool", tool, "--error-exitcode", std::to_string(kSanitizerFoundErrors),
-                                    "--print-limit", "4", "--log-file", kSanitizerLogFile};
+  std::vector<std::string> words = {path,
+                                    "--tool",
+                                    tool,
+                                    "--error-exitcode",
+                                    std::to_string(kSanitizerFoundErrors),
+                                    "--print-limit",
+                                    "4",
+                                    "--log-file",
+                                    kSanitizerLogFile};
   if (!api_errors) words.insert(words.end(), {"--report-api-errors", "no"});
   return words;
 }

@@ -12,11 +12,11 @@
 
 #include <cuda_runtime.h>
 
-#include "subject.hpp"
 #include "judge/channel.hpp"
-#include "workbook/contract.hpp"
 #include "judge/manifest.hpp"
 #include "judge/names.hpp"
+#include "subject.hpp"
+#include "workbook/contract.hpp"
 
 namespace workbook::judge {
 
@@ -56,9 +56,9 @@ std::optional<std::string> device_too_small(std::size_t need);
 bool device_memory_free(std::size_t need);
 
 using names::kContextLostExit;
-using names::kNoDeviceExit;
 using names::kGrantFdVariable;
-using names::kResultFdVariable;
+using names::kNoDeviceExit;
 using names::kRehearsalVariable;
+using names::kResultFdVariable;
 
 }  // namespace workbook::judge

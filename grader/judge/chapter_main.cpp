@@ -25,8 +25,8 @@
 
 #include "chapter_env.hpp"
 #include "judge/channel.hpp"
-#include "runner/cuda_check.hpp"
 #include "judge/device.hpp"
+#include "runner/cuda_check.hpp"
 #include "runner/registry.hpp"
 #include "runner/shared_memory.hpp"
 
@@ -44,7 +44,7 @@ cudaStream_t g_stream = nullptr;
 std::string g_broken;  // why the subject can run no more calls (set by run_calls)
 bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
-bool g_starved = false;                          // the running test lacked memory another process held
+bool g_starved = false;                         // the running test lacked memory another process held
 
 // A descriptor the grader opened before it started this process, its number in `variable`
 // (read once, and taken out of the environment); -1 if there is none. Not inherited by the
@@ -150,8 +150,10 @@ class Reporter : public ::testing::EmptyTestEventListener {
     // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
     if (g_broken.empty()) {
       const cudaError_t err = cudaDeviceSynchronize();
-      if (err != cudaSuccess && is_sticky(err)) g_broken = error_text(err);
-      else cudaGetLastError();  // a non-sticky error must not leak into the next test
+      if (err != cudaSuccess && is_sticky(err))
+        g_broken = error_text(err);
+      else
+        cudaGetLastError();  // a non-sticky error must not leak into the next test
     }
     if (g_broken.empty()) return;
     if (g_hung) {
@@ -160,8 +162,7 @@ class Reporter : public ::testing::EmptyTestEventListener {
       results().send({{"event", Event::context_lost}, {"name", full_name(info)}, {"error", g_broken}});
     }
     std::fflush(stdout);
-    std::fprintf(stderr,
-                 "\n%s in %s: %s.\nNo further test can run%s.\n", g_hung ? "HANG" : "CONTEXT LOST",
+    std::fprintf(stderr, "\n%s in %s: %s.\nNo further test can run%s.\n", g_hung ? "HANG" : "CONTEXT LOST",
                  full_name(info).c_str(), g_broken.c_str(),
                  g_hung ? "" : " (typically an out-of-bounds or misaligned access broke the CUDA context)");
     std::fflush(stderr);
@@ -211,20 +212,34 @@ std::optional<Arguments> parse(int argc, char** argv) {
       if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
       return std::nullopt;
     };
-    if (auto v = value("--subject")) g_subject = *v;
-    else if (auto v = value("--chapter")) a.chapter = *v;
-    else if (auto v = value("--runner")) a.runner.runner = *v, a.remote = true;
-    else if (auto v = value("--sandbox")) a.runner.sandbox_helper = *v;
-    else if (auto v = value("--scratch")) a.runner.scratch = *v;
-    else if (auto v = value("--read")) a.runner.readable.push_back(*v);
-    else if (auto v = value("--wrap")) a.runner.wrapper.push_back(*v);
-    else if (arg == "--interactive") a.runner.interactive = true;
-    else if (auto v = value("--alone-tests")) a.alone_tests = *v;
-    else if (auto v = value("--sanitize")) a.sanitize_tools.push_back(*v);
-    else if (auto v = value("--sanitizer")) a.sanitizer = *v;
-    else if (auto v = value("--sanitized-tests")) a.sanitized_tests = *v;
-    else if (auto v = value("--call-timeout")) a.runner.call_timeout_s = std::atof(v->c_str());
-    else if (auto v = value("--cpu-seconds")) a.runner.cpu_seconds = std::atof(v->c_str());
+    if (auto v = value("--subject"))
+      g_subject = *v;
+    else if (auto v = value("--chapter"))
+      a.chapter = *v;
+    else if (auto v = value("--runner"))
+      a.runner.runner = *v, a.remote = true;
+    else if (auto v = value("--sandbox"))
+      a.runner.sandbox_helper = *v;
+    else if (auto v = value("--scratch"))
+      a.runner.scratch = *v;
+    else if (auto v = value("--read"))
+      a.runner.readable.push_back(*v);
+    else if (auto v = value("--wrap"))
+      a.runner.wrapper.push_back(*v);
+    else if (arg == "--interactive")
+      a.runner.interactive = true;
+    else if (auto v = value("--alone-tests"))
+      a.alone_tests = *v;
+    else if (auto v = value("--sanitize"))
+      a.sanitize_tools.push_back(*v);
+    else if (auto v = value("--sanitizer"))
+      a.sanitizer = *v;
+    else if (auto v = value("--sanitized-tests"))
+      a.sanitized_tests = *v;
+    else if (auto v = value("--call-timeout"))
+      a.runner.call_timeout_s = std::atof(v->c_str());
+    else if (auto v = value("--cpu-seconds"))
+      a.runner.cpu_seconds = std::atof(v->c_str());
     else {
       fmt::print(stderr,
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
@@ -250,16 +265,18 @@ std::string check_registration(const remote::Registration& r, const std::string&
            "WORKBOOK_BLOCK_PASS(launch);";
   }
   if (r.registered > 1) {
-    return fmt::format("{} implementations registered; a chapter registers exactly one, with the registration "
-                       "line the stub ends with",
-                       r.registered);
+    return fmt::format(
+        "{} implementations registered; a chapter registers exactly one, with the registration "
+        "line the stub ends with",
+        r.registered);
   }
   // The names come from the learner's code: one that is not a plain name is refused and quoted
   // visible (runner/visible_text.hpp), never as lines or escapes of its own.
   if (!plain_name(r.chapter) || !plain_name(r.subject)) {
-    return fmt::format("the implementation registered as chapter \"{}\", \"{}\": a chapter and a subject are plain "
-                       "names (letters, digits, '_', '-', '.'); keep the registration line the stub ends with",
-                       visible(r.chapter, Shape::line, 128), visible(r.subject, Shape::line, 128));
+    return fmt::format(
+        "the implementation registered as chapter \"{}\", \"{}\": a chapter and a subject are plain "
+        "names (letters, digits, '_', '-', '.'); keep the registration line the stub ends with",
+        visible(r.chapter, Shape::line, 128), visible(r.subject, Shape::line, 128));
   }
   if (r.chapter != chapter || r.subject != g_subject) {
     return fmt::format("the implementation registered as chapter {}, {}; this test is for chapter {}, {}", r.chapter,
@@ -268,7 +285,7 @@ std::string check_registration(const remote::Registration& r, const std::string&
   const bool full = is_full();
   if ((r.kind == ChapterKind::full) != full || r.tuned != g_spec->tuned || r.generic != g_spec->generic ||
       r.rank != g_spec->ranks) {
-    const char* want = !full            ? "WORKBOOK_BLOCK_PASS"
+    const char* want = !full             ? "WORKBOOK_BLOCK_PASS"
                        : g_spec->tuned   ? "WORKBOOK_TUNED_REDUCE"
                        : g_spec->generic ? "WORKBOOK_GENERIC_REDUCE"
                        : g_spec->ranks   ? "WORKBOOK_RANK_REDUCE"
@@ -306,7 +323,8 @@ Unmet unmet_here() {
   have.cooperative_launch = d.cooperative_launch;
   have.gpus = visible_gpus();
   const char* rehearsal = std::getenv(kRehearsalVariable);
-  if (rehearsal && std::string(rehearsal) == "1" && have.gpus >= 1) have.gpus = std::max(have.gpus, gpus_needed(*g_spec));
+  if (rehearsal && std::string(rehearsal) == "1" && have.gpus >= 1)
+    have.gpus = std::max(have.gpus, gpus_needed(*g_spec));
 #if WORKBOOK_HAVE_NCCL
   have.nccl = true;
 #endif
@@ -320,12 +338,12 @@ std::string skip_reason(const Unmet& unmet) {
     case Unmet::Need::nccl:
       return "needs NCCL: this build has none (pip install nvidia-nccl-cu13, then configure again)";
     case Unmet::Need::gpus:
-      return fmt::format("needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to "
-                         "try its code: not a grade)",
-                         unmet.word, visible_gpus(), kRehearsalVariable);
+      return fmt::format(
+          "needs {}; this machine has {} ({}=1 runs the chapter's ranks on the GPUs there are, to "
+          "try its code: not a grade)",
+          unmet.word, visible_gpus(), kRehearsalVariable);
     case Unmet::Need::compute_capability:
-    case Unmet::Need::none:
-      break;
+    case Unmet::Need::none: break;
   }
   const DeviceInfo& d = device_info();
   return fmt::format("needs {}; this device is sm_{}{}", unmet.word, d.compute_major, d.compute_minor);
@@ -338,7 +356,8 @@ Outcome run_calls(const std::vector<Call>& calls) {
   // with the GPU alone (where it still fails, that run's verdict stands).
   const std::string no_memory = error_text(cudaErrorMemoryAllocation);
   bool short_of_memory = o.error.find(no_memory) != std::string::npos;
-  for (const auto& r : o.results) short_of_memory = short_of_memory || r.launch_error.find(no_memory) != std::string::npos;
+  for (const auto& r : o.results)
+    short_of_memory = short_of_memory || r.launch_error.find(no_memory) != std::string::npos;
   if (short_of_memory) report_starved();
   if (o.fatal && g_broken.empty()) {
     g_broken = o.error;
@@ -362,10 +381,11 @@ bool device_memory_free(std::size_t need) {
   const DeviceInfo info = device_info();
   if (info.free_bytes >= need + (std::size_t(1) << 30)) return true;
   report_starved();
-  ADD_FAILURE() << fmt::format("needs {:.1f} GiB of free device memory and {:.1f} GiB is free: other processes hold "
-                               "the rest of the device's {:.1f} GiB. A test that did not run is no pass; the grader "
-                               "tests the chapter again with the GPU alone",
-                               need / 1073741824.0, info.free_bytes / 1073741824.0, info.global_bytes / 1073741824.0);
+  ADD_FAILURE() << fmt::format(
+      "needs {:.1f} GiB of free device memory and {:.1f} GiB is free: other processes hold "
+      "the rest of the device's {:.1f} GiB. A test that did not run is no pass; the grader "
+      "tests the chapter again with the GPU alone",
+      need / 1073741824.0, info.free_bytes / 1073741824.0, info.global_bytes / 1073741824.0);
   return false;
 }
 
@@ -440,7 +460,10 @@ int main(int argc, char** argv) {
   }
   std::string why;
   if (problem.empty() && !device_available(&why)) {
-    results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
+    results().send({{"event", channel::Event::begin},
+                    {"chapter", chapter},
+                    {"subject", g_subject},
+                    {"seed", g_seed},
                     {"problem", ""}});
     fmt::print("SKIPPED: no CUDA device: {}. These tests need a GPU.\n", why);
     return kNoDeviceExit;
@@ -472,8 +495,13 @@ int main(int argc, char** argv) {
     }
   }
   const std::string where = g_implementation ? g_implementation->where() : "";
-  results().send({{"event", channel::Event::begin}, {"chapter", chapter}, {"subject", g_subject}, {"seed", g_seed},
-                  {"problem", problem}, {"where", where}, {"sandbox", sandbox}});
+  results().send({{"event", channel::Event::begin},
+                  {"chapter", chapter},
+                  {"subject", g_subject},
+                  {"seed", g_seed},
+                  {"problem", problem},
+                  {"where", where},
+                  {"sandbox", sandbox}});
   if (!problem.empty()) {
     fmt::print(stderr, "NOT TESTED: {}\n", problem);
     g_implementation.reset();  // ends the runner while the memory it maps is still there

@@ -18,21 +18,21 @@
 #include <gtest/gtest.h>
 
 #include "chapter_env.hpp"
-#include "trial.hpp"
 #include "judge/device.hpp"
 #include "judge/inputs.hpp"
 #include "judge/timing.hpp"
 #include "judge/verify.hpp"
+#include "trial.hpp"
 
 //! Fails the current test with `context` and the judge's explanation, and returns from the
 //! enclosing void function, when there is anything to explain.
-#define WORKBOOK_FAIL_ON(explanation, context)      \
-  do {                                              \
-    const std::string why_ = (explanation);         \
-    if (!why_.empty()) {                            \
-      ADD_FAILURE() << (context) << ":\n" << why_;  \
-      return;                                       \
-    }                                               \
+#define WORKBOOK_FAIL_ON(explanation, context)     \
+  do {                                             \
+    const std::string why_ = (explanation);        \
+    if (!why_.empty()) {                           \
+      ADD_FAILURE() << (context) << ":\n" << why_; \
+      return;                                      \
+    }                                              \
   } while (0)
 
 namespace workbook::judge {
@@ -114,19 +114,32 @@ void expect_random_sum_ok(const RandomCase& rc, const TrialResult& t) {
   const std::size_t n = rc.input.size();
   WORKBOOK_FAIL_ON(t.problems, where(n));
   WORKBOOK_FAIL_ON(explain_non_finite(is_full() ? std::vector<float>{t.total} : t.partials), where(n));
-  EXPECT_TRUE(rc.check.passes(t.sum()))
-      << where(n) << ": the sum is " << rc.check.describe(t.sum())
-      << (rc.check.exact ? "" : "\n(tolerance: the worst-case float rounding bound of any summation "
-                               "order; the exact test of this size names missing elements)");
+  EXPECT_TRUE(rc.check.passes(t.sum())) << where(n) << ": the sum is " << rc.check.describe(t.sum())
+                                        << (rc.check.exact
+                                                ? ""
+                                                : "\n(tolerance: the worst-case float rounding bound of any summation "
+                                                  "order; the exact test of this size names missing elements)");
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return fmt::format("n_{}", info.param);
-}
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) { return fmt::format("n_{}", info.param); }
 
-const std::vector<std::size_t> kSizes = {1,    2,    31,   32,   33,   255,  256,
-                                         257,  511,  512,  513,  1000, 4099, (1u << 20) - 1,
-                                         1u << 20, (1u << 20) + 1, kTimedElements};
+const std::vector<std::size_t> kSizes = {1,
+                                         2,
+                                         31,
+                                         32,
+                                         33,
+                                         255,
+                                         256,
+                                         257,
+                                         511,
+                                         512,
+                                         513,
+                                         1000,
+                                         4099,
+                                         (1u << 20) - 1,
+                                         1u << 20,
+                                         (1u << 20) + 1,
+                                         kTimedElements};
 
 // Runs before every test: a chapter that needs a device feature this GPU lacks skips.
 class ChapterTest : public ::testing::Test {
@@ -168,11 +181,9 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RandomSums, ::testing::ValuesIn(kSizes), size_na
 using MisalignedInput = ChapterParamTest<std::tuple<std::size_t, std::size_t>>;
 TEST_P(MisalignedInput, ExactSums) { expect_exact(std::get<1>(GetParam()), std::get<0>(GetParam())); }
 INSTANTIATE_TEST_SUITE_P(Offsets, MisalignedInput,
-                         ::testing::Combine(::testing::Values(1, 2, 3),
-                                            ::testing::Values(3, 5, 1003, (1u << 20) + 3)),
+                         ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values(3, 5, 1003, (1u << 20) + 3)),
                          [](const auto& info) {
-                           return fmt::format("offset_{}_n_{}", std::get<0>(info.param),
-                                              std::get<1>(info.param));
+                           return fmt::format("offset_{}_n_{}", std::get<0>(info.param), std::get<1>(info.param));
                          });
 
 using HugeInput = ChapterTest;
@@ -189,7 +200,8 @@ TEST_F(HugeInput, MoreThan2To31Elements) {
   const SumCheck check = exact_sum(sum_in_sixteenths(input.data(), n, stream()));
   const TrialResult dense = trial.run(input);
   WORKBOOK_FAIL_ON(dense.problems, where(n) + ", every element random");
-  EXPECT_TRUE(check.passes(dense.sum())) << where(n) << ", every element random: the sum is " << check.describe(dense.sum());
+  EXPECT_TRUE(check.passes(dense.sum())) << where(n) << ", every element random: the sum is "
+                                         << check.describe(dense.sum());
   const ExactPlan plan = make_exact_plan(n, seed());
   input.upload_sparse(plan.marks(), stream());
   const TrialResult exact = trial.run(input);
@@ -225,8 +237,7 @@ TEST_P(Repeatable, SameInputSameResult) {
   }
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, Repeatable,
-                         ::testing::Values(std::size_t(4099), std::size_t(1u << 20) + 1,
-                                           std::size_t(1u << 24) + 3),
+                         ::testing::Values(std::size_t(4099), std::size_t(1u << 20) + 1, std::size_t(1u << 24) + 3),
                          size_name);
 
 using Workspace = ChapterTest;
@@ -241,7 +252,8 @@ TEST_F(Workspace, ManyCallsOnOneWorkspace) {
     const ExactCase ec(n, 0, ++salt);
     const TrialResult t = trial.run(ec.input);
     WORKBOOK_FAIL_ON(t.problems, fmt::format("{}, call {} on one workspace", where(n), salt));
-    WORKBOOK_FAIL_ON(explain_exact_total(ec.plan, t.total), fmt::format("{}, call {} on one workspace", where(n), salt));
+    WORKBOOK_FAIL_ON(explain_exact_total(ec.plan, t.total),
+                     fmt::format("{}, call {} on one workspace", where(n), salt));
   }
 }
 
@@ -287,7 +299,7 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   const int count = timed_inputs_that_fit(n);
   std::vector<std::unique_ptr<GuardedInput>> inputs;
   std::vector<std::unique_ptr<Trial>> trials;
-  std::vector<std::int64_t> sixteenths;  // each input's exact sum, in sixteenths
+  std::vector<std::int64_t> sixteenths;                    // each input's exact sum, in sixteenths
   std::vector<std::map<std::size_t, int>> changed(count);  // element -> its units now
   for (int b = 0; b < count; ++b) {
     inputs.push_back(std::make_unique<GuardedInput>(n, 0));
@@ -336,7 +348,8 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
       }
       trials[b]->capture_sum(o.results[b].count, sums.data() + b);
     }
-    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(got.data(), sums.data(), calls * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+    WORKBOOK_CUDA_CHECK(
+        cudaMemcpyAsync(got.data(), sums.data(), calls * sizeof(double), cudaMemcpyDeviceToHost, stream()));
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
     for (int b = 0; b < calls; ++b) {
       ++checked;
@@ -365,11 +378,12 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   const double gbps = bytes / times.per_call_s() / 1e9;
   const double fastest = count * bytes / (*std::min_element(times.many.begin(), times.many.end()) * 1e9);
   report_bandwidth({gbps, ceiling.gbps, fastest, static_cast<int>(checked), static_cast<int>(count)});
-  fmt::print("[bandwidth] n = 2^27: {} {:.0f} GB/s ({:.1f}% of the {:.0f} GB/s streaming-read ceiling measured "
-             "the same way in this process, spread {:.1f}%); {} calls on {} inputs checked, {} wrong; fastest "
-             "batch {:.0f} GB/s\n",
-             subject_name(), gbps, 100 * gbps / ceiling.gbps, ceiling.gbps, 100 * ceiling.spread, checked, count, wrong,
-             fastest);
+  fmt::print(
+      "[bandwidth] n = 2^27: {} {:.0f} GB/s ({:.1f}% of the {:.0f} GB/s streaming-read ceiling measured "
+      "the same way in this process, spread {:.1f}%); {} calls on {} inputs checked, {} wrong; fastest "
+      "batch {:.0f} GB/s\n",
+      subject_name(), gbps, 100 * gbps / ceiling.gbps, ceiling.gbps, 100 * ceiling.spread, checked, count, wrong,
+      fastest);
   // A whole batch, hand-off and all, cannot beat the streaming-read kernel's fastest batch by more
   // than the ceiling's own noise.
   const double limit = ceiling.fastest_batch_gbps * (1 + std::max(0.05, 2 * ceiling.spread));

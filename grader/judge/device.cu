@@ -29,8 +29,7 @@ __device__ std::uint64_t mix(std::uint64_t x) {
   return x;
 }
 
-__global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count,
-                                   unsigned long long* out) {
+__global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count, unsigned long long* out) {
   std::uint64_t h = 0;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x) {
@@ -40,9 +39,8 @@ __global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count,
 }
 
 // First index in [from, count) whose word differs from `bits`, or count.
-__global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t from,
-                                      std::size_t count, std::uint32_t bits,
-                                      unsigned long long* first) {
+__global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t from, std::size_t count,
+                                      std::uint32_t bits, unsigned long long* first) {
   for (std::size_t i = from + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x) {
     if (data[i] != bits) atomicMin(first, static_cast<unsigned long long>(i));
@@ -159,20 +157,18 @@ std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1
 
 void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), bits,
-                                                          count);
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(dst), bits, count);
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
 }
 
 std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream) {
   DeviceBuffer<unsigned long long> sum(1);
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
-  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
-      static_cast<const std::uint32_t*>(data), words, sum.data());
+  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(data), words,
+                                                                 sum.data());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   unsigned long long host = 0;
-  WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
 }
@@ -182,18 +178,15 @@ GuardedInput::GuardedInput(std::size_t n, std::size_t offset)
 
 void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable(), host.data(), n_ * sizeof(float),
-                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable(), host.data(), n_ * sizeof(float), cudaMemcpyHostToDevice, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` may go away after return
 }
 
-void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values,
-                                 cudaStream_t stream) {
+void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(writable(), 0, n_ * sizeof(float), stream));
   for (const auto& [index, value] : values) {
-    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float),
-                                        cudaMemcpyHostToDevice, stream));
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float), cudaMemcpyHostToDevice, stream));
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a loop-local copy
   }
 }
@@ -223,10 +216,10 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
     host_at.push_back(index);
     host_to.push_back(value);
   }
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(at.data(), host_at.data(), values.size() * sizeof(std::size_t),
-                                      cudaMemcpyHostToDevice, stream));
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(to.data(), host_to.data(), values.size() * sizeof(float),
-                                      cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(at.data(), host_at.data(), values.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(to.data(), host_to.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
   scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
@@ -237,8 +230,8 @@ SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t str
   reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums.data());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   std::vector<double2> host(kReferenceBlocks);
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums.data(), host.size() * sizeof(double2),
-                                      cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), sums.data(), host.size() * sizeof(double2), cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   SumCheck check;
   for (const double2& b : host) {
@@ -257,8 +250,7 @@ std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t strea
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
   unsigned long long host = 0;
-  WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   return static_cast<std::int64_t>(host);
 }
@@ -272,18 +264,15 @@ std::uint64_t GuardedInput::fingerprint(cudaStream_t stream) const {
   return workbook::fingerprint(base_.data(), base_.size(), stream);
 }
 
-GuardedOutput::GuardedOutput(std::size_t capacity)
-    : capacity_(capacity), base_(capacity + kGuard) {}
+GuardedOutput::GuardedOutput(std::size_t capacity) : capacity_(capacity), base_(capacity + kGuard) {}
 
-void GuardedOutput::poison(cudaStream_t stream) {
-  fill_words(base_.data(), kPoisonBits, base_.size(), stream);
-}
+void GuardedOutput::poison(cudaStream_t stream) { fill_words(base_.data(), kPoisonBits, base_.size(), stream); }
 
 std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t stream) const {
   std::vector<float> host(count);
   if (count) {
-    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(host.data(), base_.data(), count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, stream));
+    WORKBOOK_CUDA_CHECK(
+        cudaMemcpyAsync(host.data(), base_.data(), count * sizeof(float), cudaMemcpyDeviceToHost, stream));
   }
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
@@ -294,14 +283,12 @@ std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, s
   if (from >= to) return to;
   DeviceBuffer<unsigned long long> first(1);
   const unsigned long long none = to;
-  WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream>>>(
-      static_cast<const std::uint32_t*>(data), from, to, bits, first.data());
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(data), from,
+                                                                        to, bits, first.data());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   unsigned long long host = none;
-  WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   return static_cast<std::size_t>(host);
 }
@@ -310,12 +297,12 @@ std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t s
   const std::size_t first = first_mismatch(base_.data(), from, base_.size(), kPoisonBits, stream);
   if (first == base_.size()) return "";
   if (first >= capacity_) {
-    return fmt::format("output element {} was written: that is past the end of the {} the "
-                       "harness provided (an out-of-bounds write)\n",
-                       first, capacity_);
+    return fmt::format(
+        "output element {} was written: that is past the end of the {} the "
+        "harness provided (an out-of-bounds write)\n",
+        first, capacity_);
   }
-  return fmt::format("output element {} was written, but the launcher said it wrote only {}\n",
-                     first, from);
+  return fmt::format("output element {} was written, but the launcher said it wrote only {}\n", first, from);
 }
 
 GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
@@ -328,15 +315,15 @@ GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
 std::string GuardedWorkspace::explain_overrun(cudaStream_t stream) const {
   const std::size_t before = first_mismatch(base_.data(), 0, kGuardWords, kPoisonBits, stream);
   if (before != kGuardWords) {
-    return fmt::format("the workspace was written {} bytes before its start\n",
-                       (kGuardWords - before) * 4);
+    return fmt::format("the workspace was written {} bytes before its start\n", (kGuardWords - before) * 4);
   }
   const std::size_t end = kGuardWords + words_;
   const std::size_t after = first_mismatch(base_.data(), end, base_.size(), kPoisonBits, stream);
   if (after != base_.size()) {
-    return fmt::format("the workspace was written at byte {}, but workspace_bytes(n) asked for "
-                       "only {} bytes\n",
-                       (after - kGuardWords) * 4, bytes_);
+    return fmt::format(
+        "the workspace was written at byte {}, but workspace_bytes(n) asked for "
+        "only {} bytes\n",
+        (after - kGuardWords) * 4, bytes_);
   }
   return "";
 }

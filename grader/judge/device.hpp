@@ -9,9 +9,9 @@
 
 #include <cuda_runtime.h>
 
+#include "judge/verify.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/shared_memory.hpp"
-#include "judge/verify.hpp"
 
 namespace workbook {
 
@@ -81,8 +81,7 @@ SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t str
 void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream);
 
 //! The first word in [from, to) of `data` that is not `bits`, or `to` if none.
-std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
-                           cudaStream_t stream);
+std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits, cudaStream_t stream);
 
 //! A read-only input of n floats placed `offset` floats past a 16-byte
 //! boundary (offset 1..3 misaligns it), with a NaN slack before and after

@@ -101,8 +101,10 @@ float exact_sum_rounded(const float* x, std::size_t n) {
     const std::uint32_t fraction = u & 0x7fffffu;
     if (u != 0x80000000u) all_minus_zero = false;
     if (biased == 0xffu) {
-      if (fraction != 0) nan = true;
-      else (sign ? minus_inf : plus_inf) = true;
+      if (fraction != 0)
+        nan = true;
+      else
+        (sign ? minus_inf : plus_inf) = true;
       continue;
     }
     // x = +-significand * 2^(scale - 149): subnormals (biased 0) have no implicit bit and the

@@ -7,8 +7,8 @@
 namespace workbook {
 namespace {
 
-constexpr int kWindow = 24;      // 2^0 .. 2^23 units: every subset sum < 2^24 units is exact
-constexpr int kMaxScale = 40;    // units from 2^-40 to 2^40: every value a normal float
+constexpr int kWindow = 24;    // 2^0 .. 2^23 units: every subset sum < 2^24 units is exact
+constexpr int kMaxScale = 40;  // units from 2^-40 to 2^40: every value a normal float
 
 }  // namespace
 
@@ -18,9 +18,7 @@ std::vector<float> random_input(std::size_t n, std::uint64_t seed) {
   return x;
 }
 
-float ExactPlan::value(std::size_t k) const {
-  return static_cast<float>(std::ldexp(1.0, exponents[k] + scale));
-}
+float ExactPlan::value(std::size_t k) const { return static_cast<float>(std::ldexp(1.0, exponents[k] + scale)); }
 
 std::uint32_t ExactPlan::total_units() const {
   std::uint32_t total = 0;

@@ -24,32 +24,27 @@ namespace {
 
 // The chapter's stepped hints: two or three, each a non-empty hint and the lesson section that
 // explains it.
-std::vector<ChapterSpec::HintStep> load_steps(const nlohmann::json& chapter,
-                                              const std::string& slug) {
+std::vector<ChapterSpec::HintStep> load_steps(const nlohmann::json& chapter, const std::string& slug) {
   constexpr std::size_t min_steps = 2, max_steps = 3;
   if (!chapter.contains("steps") || !chapter.at("steps").is_array()) {
-    throw std::runtime_error(fmt::format(
-        "chapter {}: steps must be a list of {} or {} {{\"hint\", \"lesson\"}}", slug, min_steps,
-        max_steps));
+    throw std::runtime_error(fmt::format("chapter {}: steps must be a list of {} or {} {{\"hint\", \"lesson\"}}", slug,
+                                         min_steps, max_steps));
   }
   const nlohmann::json& list = chapter.at("steps");
   if (list.size() < min_steps || list.size() > max_steps) {
-    throw std::runtime_error(fmt::format("chapter {}: {} step{}, expected {} or {}", slug,
-                                         list.size(), list.size() == 1 ? "" : "s", min_steps,
-                                         max_steps));
+    throw std::runtime_error(fmt::format("chapter {}: {} step{}, expected {} or {}", slug, list.size(),
+                                         list.size() == 1 ? "" : "s", min_steps, max_steps));
   }
   std::vector<ChapterSpec::HintStep> steps;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& s = list[i];
     const auto text = [&](const char* field) {
       if (!s.is_object() || !s.contains(field) || !s.at(field).is_string()) {
-        throw std::runtime_error(
-            fmt::format("chapter {}: step {} has no \"{}\" text", slug, i + 1, field));
+        throw std::runtime_error(fmt::format("chapter {}: step {} has no \"{}\" text", slug, i + 1, field));
       }
       std::string value = s.at(field).get<std::string>();
       if (value.find_first_not_of(" \t\n") == std::string::npos) {
-        throw std::runtime_error(
-            fmt::format("chapter {}: step {} has an empty \"{}\"", slug, i + 1, field));
+        throw std::runtime_error(fmt::format("chapter {}: step {} has an empty \"{}\"", slug, i + 1, field));
       }
       return value;
     };
@@ -103,9 +98,10 @@ std::string given_problem(const std::string& file) {
   for (const std::filesystem::path& part : rel) parent = parent || part == "..";
   if (rel.is_absolute() || parent || file.rfind("workbook/", 0) != 0 || file == "workbook/chapter.cuh" ||
       file == "workbook/contract.hpp") {
-    return fmt::format("'{}': expected a header of the harness, workbook/<name> (not chapter.cuh or contract.hpp, "
-                       "which every chapter may include), without ..",
-                       file);
+    return fmt::format(
+        "'{}': expected a header of the harness, workbook/<name> (not chapter.cuh or contract.hpp, "
+        "which every chapter may include), without ..",
+        file);
   }
   return "";
 }
@@ -138,8 +134,10 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       if (c.contains("limits")) {
         const nlohmann::json& l = c.at("limits");
         constexpr double kGiB = 1073741824.0;
-        if (l.contains("host_memory_gib")) spec.host_memory_bytes = static_cast<std::uint64_t>(l.at("host_memory_gib").get<double>() * kGiB);
-        if (l.contains("gpu_memory_gib")) spec.gpu_memory_bytes = static_cast<std::uint64_t>(l.at("gpu_memory_gib").get<double>() * kGiB);
+        if (l.contains("host_memory_gib"))
+          spec.host_memory_bytes = static_cast<std::uint64_t>(l.at("host_memory_gib").get<double>() * kGiB);
+        if (l.contains("gpu_memory_gib"))
+          spec.gpu_memory_bytes = static_cast<std::uint64_t>(l.at("gpu_memory_gib").get<double>() * kGiB);
       }
       spec.deterministic = c.value("deterministic", true);
       spec.tuned = c.value("tuned", false);
@@ -157,8 +155,8 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       spec.given = c.value("given", std::vector<std::string>{});
       for (std::size_t k = 0; k < spec.given.size(); ++k) {
         if (const std::string why = given_problem(spec.given[k]); !why.empty()) {
-          throw std::runtime_error(fmt::format("manifest: chapters[{}].given[{}] ({}): {}", manifest.chapters.size(), k,
-                                               spec.slug, why));
+          throw std::runtime_error(
+              fmt::format("manifest: chapters[{}].given[{}] ({}): {}", manifest.chapters.size(), k, spec.slug, why));
         }
       }
       spec.hints = c.at("hints").get<std::map<std::string, std::string>>();
@@ -182,8 +180,7 @@ Manifest manifest_from_json(const nlohmann::json& doc, const std::string& path) 
       for (const auto& [group, hint] : spec.hints) {
         if (!names::is_group(group)) {
           throw std::runtime_error(fmt::format(
-              "chapter {}: a hint for '{}', which is no test group (judge/names.hpp lists them)",
-              spec.slug, group));
+              "chapter {}: a hint for '{}', which is no test group (judge/names.hpp lists them)", spec.slug, group));
         }
       }
       if (spec.bandwidth_fraction <= 0 || spec.bandwidth_fraction > 1.5) {

@@ -76,8 +76,8 @@ struct Manifest {
 struct Capabilities {
   int compute_capability = 0;  // 90 for sm_90
   bool cooperative_launch = true;
-  int gpus = 1;                // the GPUs the chapter's test process may use
-  bool nccl = false;           // this build has NCCL (WORKBOOK_HAVE_NCCL)
+  int gpus = 1;       // the GPUs the chapter's test process may use
+  bool nccl = false;  // this build has NCCL (WORKBOOK_HAVE_NCCL)
 };
 
 //! The GPUs a chapter needs: N for "gpus_N" in its `requires`, else 1.

@@ -15,8 +15,8 @@ namespace workbook::names {
 //! Accuracy and Reproducible exist only for a chapter with a tuned launcher (chapter 15), Operators
 //! only for the generic chapter, SeveralGpus only for the chapter over several GPUs.
 inline constexpr std::array<std::string_view, 14> kGroups = {
-    "Empty",      "ExactSums",    "RandomSums", "Accuracy", "Operators", "SeveralGpus", "MisalignedInput",
-    "HugeInput",  "Repeatable",   "Reproducible", "Workspace", "Streams",  "Sanitizer",   "Bandwidth"};
+    "Empty",     "ExactSums",  "RandomSums",   "Accuracy",  "Operators", "SeveralGpus", "MisalignedInput",
+    "HugeInput", "Repeatable", "Reproducible", "Workspace", "Streams",   "Sanitizer",   "Bandwidth"};
 
 //! Groups that are correctness tests (everything but the bandwidth measurement).
 constexpr bool is_correctness_group(std::string_view group) { return group != "Bandwidth"; }
@@ -48,12 +48,10 @@ constexpr bool is_group(std::string_view name) {
 //! 09-12 (a second pass, a last-block ticket, a grid barrier) runs under the
 //! tools too. Full GoogleTest names: the grader checks each one ran.
 inline constexpr std::array<std::string_view, 3> kSanitizedTests = {
-    "Sizes/ExactSums.EveryElementCountedOnce/n_1000",
-    "Offsets/MisalignedInput.ExactSums/offset_1_n_1003",
+    "Sizes/ExactSums.EveryElementCountedOnce/n_1000", "Offsets/MisalignedInput.ExactSums/offset_1_n_1003",
     "Sizes/ExactSums.EveryElementCountedOnce/n_1048577"};
 
-inline constexpr std::array<std::string_view, 3> kSanitizerTools = {"memcheck", "racecheck",
-                                                                    "synccheck"};
+inline constexpr std::array<std::string_view, 3> kSanitizerTools = {"memcheck", "racecheck", "synccheck"};
 
 //! The environment variable that tells a chapter test process which inherited
 //! descriptor carries its results to the grader (JSON lines).

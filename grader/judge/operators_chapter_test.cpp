@@ -33,9 +33,9 @@
 #include "chapter_env.hpp"
 #include "judge/device.hpp"
 #include "judge/inputs.hpp"
-#include "workbook/operators.cuh"
 #include "runner/remote.hpp"
 #include "runner/shared_memory.hpp"
+#include "workbook/operators.cuh"
 
 namespace workbook::judge {
 namespace {
@@ -104,7 +104,10 @@ class TypedInput {
  public:
   static constexpr std::size_t kSlack = 1024;
   TypedInput(Element e, const Values& values, std::size_t offset, double slack)
-      : e_(e), n_(values.size()), offset_(offset), bytes_(element_bytes(e)),
+      : e_(e),
+        n_(values.size()),
+        offset_(offset),
+        bytes_(element_bytes(e)),
         buffer_((2 * kSlack + offset + n_) * bytes_) {
     Values all(2 * kSlack + offset + n_, slack);
     for (std::size_t i = 0; i < n_; ++i) all[kSlack + offset + i] = values[i];
@@ -131,11 +134,11 @@ class TypedInput {
 //! What the host expects of (op, values[, second]): the result's bytes as the kernel must write
 //! them (exact operators), or the figures a tolerance is checked against.
 struct Expected {
-  double value = 0;            // sum, dot, max, min; the winner of argmax/argmin
-  long long index = -1;        // argmax, argmin
-  double magnitude = 0;        // sum, dot: the sum of magnitudes (the rounding bound's scale)
+  double value = 0;                    // sum, dot, max, min; the winner of argmax/argmin
+  long long index = -1;                // argmax, argmin
+  double magnitude = 0;                // sum, dot: the sum of magnitudes (the rounding bound's scale)
   long double mean = 0, variance = 0;  // mean_variance
-  bool exact = false;          // max, min, arg*, integer sums: bit for bit
+  bool exact = false;                  // max, min, arg*, integer sums: bit for bit
 };
 
 template <class A>
@@ -219,9 +222,9 @@ void call_generic(Element e, Operator op, const void* a, const void* b, std::siz
 void check_problem(Element e, Operator op, const Values& raw, const Values& raw_second, std::size_t offset,
                    const std::string& what) {
   const Values v = rounded(e, raw), w = rounded(e, raw_second);
-  const std::string where = fmt::format("[{}] {} of {} {} elements{}, {}, seed {}", subject_name(), name_of(op),
-                                        v.size(), name_of(e), offset ? fmt::format(" (offset by {})", offset) : "",
-                                        what, seed());
+  const std::string where =
+      fmt::format("[{}] {} of {} {} elements{}, {}, seed {}", subject_name(), name_of(op), v.size(), name_of(e),
+                  offset ? fmt::format(" (offset by {})", offset) : "", what, seed());
   const double slack = slack_value(e, op);
   TypedInput a(e, v, offset, slack);
   std::unique_ptr<TypedInput> b;
@@ -269,8 +272,8 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
     EXPECT_EQ(m.count, static_cast<double>(v.size())) << where << ": the count";
     // Chan's merge in double: a relative error of a few ulps per level of the tree.
     const long double scale = std::max<long double>(std::fabs(x.mean), 1);
-    EXPECT_LE(std::fabs(m.mean - x.mean), 1e-12L * scale) << where << ": mean " << show(m.mean) << ", expected "
-                                                          << show(static_cast<double>(x.mean));
+    EXPECT_LE(std::fabs(m.mean - x.mean), 1e-12L * scale)
+        << where << ": mean " << show(m.mean) << ", expected " << show(static_cast<double>(x.mean));
     EXPECT_LE(std::fabs(m.variance() - x.variance), 1e-9L * std::max<long double>(x.variance, 1e-300))
         << where << ": variance " << show(m.variance()) << ", expected " << show(static_cast<double>(x.variance))
         << " (E[x^2] - E[x]^2 loses these digits: keep (count, mean, M2) and merge them with Chan's update)";
@@ -294,8 +297,8 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
   // the sum of magnitudes (dot: one more for each product's rounding).
   const double unit = wide ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
   const double bound = (static_cast<double>(v.size()) + 2) * unit * x.magnitude;
-  EXPECT_LE(std::fabs(got - x.value), bound) << where << ": " << show(got) << ", expected " << show(x.value)
-                                             << " within " << show(bound);
+  EXPECT_LE(std::fabs(got - x.value), bound)
+      << where << ": " << show(got) << ", expected " << show(x.value) << " within " << show(bound);
 }
 
 //! Seeded values for element type e: floating point in [-0.5, 1.0) (random_value), integers in
@@ -305,8 +308,10 @@ Values draw(Element e, std::size_t n, std::uint64_t salt) {
   Values v(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t r = splitmix64(seed() + salt + i * 0x9e3779b97f4a7c15ull);
-    if (is_floating(e)) v[i] = random_value(seed() + salt, i);
-    else v[i] = static_cast<double>(static_cast<long long>(r % 2001) - 1000);
+    if (is_floating(e))
+      v[i] = random_value(seed() + salt, i);
+    else
+      v[i] = static_cast<double>(static_cast<long long>(r % 2001) - 1000);
   }
   if (e == Element::i32 && n > 8) {
     for (std::size_t k = 0; k < 4; ++k) v[(splitmix64(seed() + salt + k) % n)] = k % 2 ? 2147483600.0 : 2147483000.0;
@@ -377,7 +382,7 @@ void register_operator_tests() {
       Values v = draw(e, n, 3);
       for (double& x : v) x = std::clamp(x, -1000.0, 1000.0);
       const std::size_t first = splitmix64(seed() + 4) % (n / 2), second = n / 2 + splitmix64(seed() + 5) % (n / 2);
-      v[first] = v[second] = 2000.0;   // above every other value (exact in every element type)
+      v[first] = v[second] = 2000.0;  // above every other value (exact in every element type)
       Values u = v;
       u[first] = u[second] = -2000.0;  // below every other value
       check_problem(e, Operator::argmax, v, {}, 0, "the largest value twice");

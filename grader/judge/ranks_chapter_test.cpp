@@ -29,11 +29,11 @@
 #include <gtest/gtest.h>
 
 #include "chapter_env.hpp"
-#include "trial.hpp"
-#include "runner/cuda_check.hpp"
 #include "judge/device.hpp"
 #include "judge/inputs.hpp"
 #include "judge/verify.hpp"
+#include "runner/cuda_check.hpp"
+#include "trial.hpp"
 
 namespace workbook::judge {
 namespace {
@@ -112,7 +112,8 @@ class Ranks {
       return totals;
     }
     for (std::size_t r = 0; r < count(); ++r) {
-      if (!o.results[r].launch_error.empty()) ADD_FAILURE() << where() << ", rank " << r << ": " << o.results[r].launch_error;
+      if (!o.results[r].launch_error.empty())
+        ADD_FAILURE() << where() << ", rank " << r << ": " << o.results[r].launch_error;
     }
     for (auto& s : shards_) {
       const DeviceScope on(s->device);
@@ -219,8 +220,8 @@ void register_ranks_tests() {
     const std::vector<float> totals = random_sums(ranks, 5, &check);
     if (totals.size() != ranks.count()) return;
     for (std::size_t r = 0; r < totals.size(); ++r) {
-      EXPECT_TRUE(check.passes(totals[r])) << ranks.where() << ", rank " << r << ": the total is "
-                                           << check.describe(totals[r]);
+      EXPECT_TRUE(check.passes(totals[r]))
+          << ranks.where() << ", rank " << r << ": the total is " << check.describe(totals[r]);
     }
     expect_same_bits(totals, ranks.where());
   });

@@ -26,10 +26,10 @@
 #include <gtest/gtest.h>
 
 #include "chapter_env.hpp"
-#include "trial.hpp"
 #include "judge/device.hpp"
 #include "judge/exact_sum.hpp"
 #include "judge/inputs.hpp"
+#include "trial.hpp"
 
 namespace workbook::judge {
 namespace {
@@ -50,7 +50,7 @@ std::string launch_name(Launch l) {
 
 //! The grids every input is summed with: the chapter's own and tuned ones across the contract's
 //! ranges (one block, a few, a prime count, the most; the fewest threads to the most).
-const std::vector<Launch> kLaunches = {{0, 0},     {1, 64},   {7, 128},   {64, 256},
+const std::vector<Launch> kLaunches = {{0, 0},     {1, 64},     {7, 128},     {64, 256},
                                        {333, 320}, {1000, 512}, {4096, 1024}, {2, 1024}};
 
 std::string where(const std::string& what, std::size_t n, std::size_t offset, Launch l) {
@@ -90,7 +90,8 @@ std::mt19937_64 rng_for(std::uint64_t salt) { return std::mt19937_64(seed() ^ (s
 
 float random_finite(std::mt19937_64& rng, unsigned lowest_exponent, unsigned highest_exponent) {
   const std::uint32_t sign = static_cast<std::uint32_t>(rng() & 1u) << 31;
-  const std::uint32_t e = lowest_exponent + static_cast<std::uint32_t>(rng() % (highest_exponent - lowest_exponent + 1));
+  const std::uint32_t e =
+      lowest_exponent + static_cast<std::uint32_t>(rng() % (highest_exponent - lowest_exponent + 1));
   return from_bits(sign | (e << 23) | static_cast<std::uint32_t>(rng() & 0x7fffffu));
 }
 
@@ -151,8 +152,7 @@ std::vector<std::pair<std::string, std::function<std::vector<float>()>>> adversa
          x.push_back(1.5f);
          return x;
        }},
-      {"a total beyond FLT_MAX: +inf",
-       [] { return std::vector<float>(kMany, kFltMax / 3); }},
+      {"a total beyond FLT_MAX: +inf", [] { return std::vector<float>(kMany, kFltMax / 3); }},
       {"FLT_MAX plus exactly half an ulp of FLT_MAX, in small pieces: a tie that rounds to inf",
        [] {
          std::vector<float> x(1u << 16, std::ldexp(1.0f, 103 - 16));  // 2^16 * 2^87 = 2^103
@@ -172,31 +172,36 @@ std::vector<std::pair<std::string, std::function<std::vector<float>()>>> adversa
          x.push_back(from_bits(1u));
          return x;
        }},
-      {"random floats and one +inf", [] {
+      {"random floats and one +inf",
+       [] {
          auto rng = rng_for(5);
          std::vector<float> x(kMany);
          for (float& v : x) v = random_finite(rng, 100, 140);
          x[kMany / 3] = std::numeric_limits<float>::infinity();
          return x;
        }},
-      {"+inf and -inf: NaN", [] {
+      {"+inf and -inf: NaN",
+       [] {
          std::vector<float> x(kMany, 1.0f);
          x[5] = std::numeric_limits<float>::infinity();
          x[kMany - 2] = -std::numeric_limits<float>::infinity();
          return x;
        }},
-      {"one NaN among finite values", [] {
+      {"one NaN among finite values",
+       [] {
          std::vector<float> x(kMany, -2.5f);
          x[kMany / 2] = std::numeric_limits<float>::quiet_NaN();
          return x;
        }},
       {"only -0.0: -0.0", [] { return std::vector<float>(kMany, -0.0f); }},
-      {"-0.0 and one +0.0: +0.0", [] {
+      {"-0.0 and one +0.0: +0.0",
+       [] {
          std::vector<float> x(kMany, -0.0f);
          x[kMany - 1] = 0.0f;
          return x;
        }},
-      {"x, -x and -0.0: an exact zero from nonzero terms is +0.0", [] {
+      {"x, -x and -0.0: an exact zero from nonzero terms is +0.0",
+       [] {
          std::vector<float> x(kMany, -0.0f);
          x[10] = 3.25f;
          x[kMany - 10] = -3.25f;
@@ -234,11 +239,14 @@ void two_streams_at_once() {
   Trial ta(n), tb(n);
   const Launch la{}, lb{1000, 128};
   const auto [a, b] = run_together(ta, input, la, tb, input, lb);
-  ASSERT_TRUE(a.problems.empty() && b.problems.empty()) << where("two streams", n, 1, lb) << ":\n" << a.problems << b.problems;
-  EXPECT_EQ(bits_of(a.total), bits_of(expected)) << where("first of two streams", n, 1, la) << ": the sum is "
-                                                 << show(a.total) << "; the correctly rounded sum is " << show(expected);
-  EXPECT_EQ(bits_of(b.total), bits_of(expected)) << where("second of two streams", n, 1, lb) << ": the sum is "
-                                                 << show(b.total) << "; the correctly rounded sum is " << show(expected);
+  ASSERT_TRUE(a.problems.empty() && b.problems.empty()) << where("two streams", n, 1, lb) << ":\n"
+                                                        << a.problems << b.problems;
+  EXPECT_EQ(bits_of(a.total), bits_of(expected))
+      << where("first of two streams", n, 1, la) << ": the sum is " << show(a.total)
+      << "; the correctly rounded sum is " << show(expected);
+  EXPECT_EQ(bits_of(b.total), bits_of(expected))
+      << where("second of two streams", n, 1, lb) << ": the sum is " << show(b.total)
+      << "; the correctly rounded sum is " << show(expected);
 }
 
 }  // namespace
@@ -246,9 +254,8 @@ void two_streams_at_once() {
 void register_reproducible_tests() {
   // Reproducible: full-precision random floats, whose float sums differ with the grid.
   for (const std::size_t n : {std::size_t(1000), std::size_t(1u << 20) + 1, std::size_t(1u << 22) + 3}) {
-    add("Reproducible", fmt::format("SameBitsEveryGrid_n_{}", n), [n] {
-      expect_correctly_rounded("random floats", random_input(n, seed() + n));
-    });
+    add("Reproducible", fmt::format("SameBitsEveryGrid_n_{}", n),
+        [n] { expect_correctly_rounded("random floats", random_input(n, seed() + n)); });
   }
   add("Reproducible", "SameBitsEveryGrid_misaligned_n_1048579", [] {
     const std::size_t n = (1u << 20) + 3;
@@ -267,9 +274,8 @@ void register_reproducible_tests() {
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string what = cases[k].first;
     const auto make = cases[k].second;
-    add("Accuracy", fmt::format("CorrectlyRounded_case_{}", k), [what, make] {
-      expect_correctly_rounded(what, make());
-    });
+    add("Accuracy", fmt::format("CorrectlyRounded_case_{}", k),
+        [what, make] { expect_correctly_rounded(what, make()); });
   }
 }
 

@@ -26,8 +26,8 @@
 
 #include "judge/channel.hpp"
 #include "runner/cuda_check.hpp"
-#include "sandbox/gpu_memory.hpp"
 #include "runner/shared_memory.hpp"
+#include "sandbox/gpu_memory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -125,10 +125,14 @@ struct RemoteSubject::Process {
     const auto until = Clock::now() + std::chrono::duration<double>(seconds);
     while (!reaped) {
       const pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid) reaped = true;
-      else if (done < 0 && errno != EINTR) reaped = true;
-      else if (Clock::now() >= until) return false;
-      else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (done == pid)
+        reaped = true;
+      else if (done < 0 && errno != EINTR)
+        reaped = true;
+      else if (Clock::now() >= until)
+        return false;
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return true;
   }
@@ -158,7 +162,8 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   } else if (p.scratch.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/workbook-runner-XXXXXX";
-    if (!mkdtemp(pattern.data())) throw std::runtime_error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
+    if (!mkdtemp(pattern.data()))
+      throw std::runtime_error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
     p.scratch = pattern;
     p.own_scratch = true;
   }
@@ -257,7 +262,8 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
         const ssize_t n = read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        if (p.findings_text.size() < (std::size_t(1) << 20)) p.findings_text.append(buffer, static_cast<std::size_t>(n));
+        if (p.findings_text.size() < (std::size_t(1) << 20))
+          p.findings_text.append(buffer, static_cast<std::size_t>(n));
       }
       close(fd);
     });
@@ -279,7 +285,8 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
         if (keep && write(STDOUT_FILENO, buffer, keep) > 0) p.kept += keep;
         if (keep < static_cast<std::size_t>(n) && !said) {
           said = true;
-          const std::string note = fmt::format("\n[the chapter's output is cut here: the log keeps {} bytes of it]\n", limit);
+          const std::string note =
+              fmt::format("\n[the chapter's output is cut here: the log keeps {} bytes of it]\n", limit);
           if (write(STDOUT_FILENO, note.data(), note.size()) < 0) {
           }
         }
@@ -308,10 +315,14 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
       } catch (const std::exception&) {
       }
     }
-    if (text.empty()) subject->sandbox_.error = "the sandbox helper said nothing before it ended (what it or bubblewrap printed is in this log)";
+    if (text.empty())
+      subject->sandbox_.error =
+          "the sandbox helper said nothing before it ended (what it or bubblewrap printed is in this log)";
     // What this process set up around the helper: its cgroup; and bubblewrap, or why not.
-    if (p.cgroup) subject->sandbox_.enforced.push_back(sandbox::Layer::memory_limit);
-    else if (!cgroup_why.empty()) subject->sandbox_.missing.push_back(cgroup_why);
+    if (p.cgroup)
+      subject->sandbox_.enforced.push_back(sandbox::Layer::memory_limit);
+    else if (!cgroup_why.empty())
+      subject->sandbox_.missing.push_back(cgroup_why);
     if (bwrap.empty()) subject->sandbox_.missing.push_back(bwrap_why);
     if (!subject->sandbox_.error.empty()) {
       const std::string why = subject->sandbox_.error;
@@ -379,9 +390,10 @@ std::string RemoteSubject::ended_how() {
   if (!process_->wait(3)) return "the chapter's process stopped answering";
   std::string how = "the chapter's process " + status_text(process_->status);
   if (process_->cgroup && process_->cgroup->oom_kills() > 0) {
-    how += fmt::format(": the kernel killed it for going over its host memory limit of {:.1f} GiB (pinned "
-                       "memory counts)",
-                       process_->cgroup->limits().memory_bytes / 1073741824.0);
+    how += fmt::format(
+        ": the kernel killed it for going over its host memory limit of {:.1f} GiB (pinned "
+        "memory counts)",
+        process_->cgroup->limits().memory_bytes / 1073741824.0);
   }
   return how;
 }
@@ -395,11 +407,12 @@ bool RemoteSubject::over_gpu_budget(std::string* why) {
   std::uint64_t mapped_bytes = 0;
   for (const auto& [id, bytes] : mapped_) mapped_bytes += bytes;
   if (*held <= gpu_budget_ + mapped_bytes) return false;
-  *why = fmt::format("the chapter's process held {:.2f} GiB of GPU memory (NVML), over its budget of {:.2f} GiB "
-                     "beside the {:.2f} GiB of the judge's buffers it maps: it was ended, so that it cannot take "
-                     "the GPU's memory from the chapters tested beside it (a large __device__ array, a huge "
-                     "stack, or cudaMalloc calls it never frees)",
-                     *held / 1073741824.0, gpu_budget_ / 1073741824.0, mapped_bytes / 1073741824.0);
+  *why = fmt::format(
+      "the chapter's process held {:.2f} GiB of GPU memory (NVML), over its budget of {:.2f} GiB "
+      "beside the {:.2f} GiB of the judge's buffers it maps: it was ended, so that it cannot take "
+      "the GPU's memory from the chapters tested beside it (a large __device__ array, a huge "
+      "stack, or cudaMalloc calls it never frees)",
+      *held / 1073741824.0, gpu_budget_ / 1073741824.0, mapped_bytes / 1073741824.0);
   dead_ = true;
   process_->kill_now();
   return true;
@@ -441,8 +454,7 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     if (!a) throw std::logic_error("a call names memory that is not shared with the runner");
     at.buffer = a->id;
     at.offset = static_cast<std::uint64_t>(static_cast<const char*>(p) - a->base);
-    if (mapped_.count(a->id) == 0 &&
-        std::find(new_mappings.begin(), new_mappings.end(), a) == new_mappings.end()) {
+    if (mapped_.count(a->id) == 0 && std::find(new_mappings.begin(), new_mappings.end(), a) == new_mappings.end()) {
       new_mappings.push_back(a);
     }
     return at;
@@ -485,9 +497,10 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
   std::string why;
   if (!request(req, &reply, call_timeout_s_, &why, -1, &o.hang)) {
     o.fatal = true;
-    o.error = o.hang ? fmt::format("the calls did not finish within {:.0f} s: a kernel that never ends, or a "
-                                   "launcher that never returns",
-                                   call_timeout_s_)
+    o.error = o.hang ? fmt::format(
+                           "the calls did not finish within {:.0f} s: a kernel that never ends, or a "
+                           "launcher that never returns",
+                           call_timeout_s_)
                      : why;
     return o;
   }

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "workbook/contract.hpp"
+#include "judge/channel.hpp"
 #include "runner/remote.hpp"
 #include "sandbox/cgroup.hpp"
-#include "judge/channel.hpp"
 #include "sandbox/sandbox.hpp"
+#include "workbook/contract.hpp"
 
 namespace workbook::judge {
 
@@ -29,9 +29,9 @@ using Call = remote::LocalCall;
 //! What running a list of calls gave.
 struct Outcome {
   std::vector<remote::CallResult> results;  // one per call, in order, when the calls ran
-  std::string error;  // why they did not all finish: a kernel error, a hang, a runner that died
-  bool fatal = false;  // no later call can run (the CUDA context is lost, or the runner is gone)
-  bool hang = false;   // fatal because a call did not finish in time
+  std::string error;                        // why they did not all finish: a kernel error, a hang, a runner that died
+  bool fatal = false;                       // no later call can run (the CUDA context is lost, or the runner is gone)
+  bool hang = false;                        // fatal because a call did not finish in time
   double seconds = 0;  // from handing the calls over to knowing they all finished, as the judge's clock says
 };
 
@@ -52,16 +52,16 @@ std::unique_ptr<Subject> local_subject(const Entry& entry);
 
 //! How to start a runner.
 struct RunnerOptions {
-  std::string runner;                     //!< the runner executable
-  std::string sandbox_helper;             //!< workbook-sandbox, or "" to run it unsandboxed
-  std::string scratch;                    //!< its writable folder ("": a fresh one, removed at the end)
-  std::vector<std::string> readable;      //!< more folders it may read (a debugger's sources)
-  std::vector<std::string> wrapper;       //!< a tool that starts it (compute-sanitizer ..., cuda-gdb --args)
-  bool interactive = false;               //!< the tool talks to the terminal (cuda-gdb): stdio inherited
-  bool loopback = false;                  //!< a loopback network of its own in the sandbox (NCCL's bootstrap)
+  std::string runner;                 //!< the runner executable
+  std::string sandbox_helper;         //!< workbook-sandbox, or "" to run it unsandboxed
+  std::string scratch;                //!< its writable folder ("": a fresh one, removed at the end)
+  std::vector<std::string> readable;  //!< more folders it may read (a debugger's sources)
+  std::vector<std::string> wrapper;   //!< a tool that starts it (compute-sanitizer ..., cuda-gdb --args)
+  bool interactive = false;           //!< the tool talks to the terminal (cuda-gdb): stdio inherited
+  bool loopback = false;              //!< a loopback network of its own in the sandbox (NCCL's bootstrap)
   double call_timeout_s = channel::kCallLimitSeconds;  //!< a run that takes longer is a hang (0: no limit)
-  double cpu_seconds = 0;                 //!< RLIMIT_CPU of the runner
-  std::size_t output_limit = std::size_t(1) << 20;  //!< the runner's output kept in the log
+  double cpu_seconds = 0;                              //!< RLIMIT_CPU of the runner
+  std::size_t output_limit = std::size_t(1) << 20;     //!< the runner's output kept in the log
   //! What the sandbox's cgroup allows its processes (host memory, pinned included; processes).
   cgroup::Limits limits;
   //! The GPU memory its processes may hold beyond the judge's buffers they map (NVML); 0: any.
@@ -101,8 +101,8 @@ class RemoteSubject : public Subject {
   RemoteSubject() = default;
   //! Sends a request and waits for its reply; false, with why, when none came (*timed_out: because
   //! none came within timeout_s, and the runner was ended).
-  bool request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why,
-               int fd = -1, bool* timed_out = nullptr);
+  bool request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why, int fd = -1,
+               bool* timed_out = nullptr);
   std::string ended_how();
   void unmap(std::uint64_t id);
 

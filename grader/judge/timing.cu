@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "runner/cuda_check.hpp"
 #include "judge/device.hpp"
+#include "runner/cuda_check.hpp"
 
 namespace workbook {
 namespace {
@@ -41,8 +41,10 @@ __global__ void streaming_read_kernel(const float4* in, std::size_t count, float
 // One streaming read of `count` float4s by `grid` blocks of 256 threads, 4 or 8 loads in flight.
 void launch_streaming_read(int loads, unsigned grid, const float4* in, std::size_t count, float* sink,
                            cudaStream_t stream) {
-  if (loads == 4) streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink);
-  else streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink);
+  if (loads == 4)
+    streaming_read_kernel<4><<<grid, 256, 0, stream>>>(in, count, sink);
+  else
+    streaming_read_kernel<8><<<grid, 256, 0, stream>>>(in, count, sink);
 }
 
 // The grids the ceiling tries: blocks per SM.
@@ -86,8 +88,7 @@ double Timing::gbps(std::size_t bytes) const {
   return ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0;
 }
 
-Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup,
-                      int reps) {
+Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup, int reps) {
   warm_up(work, stream, warmup);
   EventPair events;
   Timing t;

@@ -32,8 +32,7 @@ struct Timing {
 
 //! Runs `work` (which enqueues on `stream`) `warmup` times untimed, then
 //! `reps` times, each between a pair of events.
-Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup = 3,
-                      int reps = 30);
+Timing time_on_stream(const std::function<void()>& work, cudaStream_t stream, int warmup = 3, int reps = 30);
 
 //! The device's streaming-read ceiling in GB/s, measured on `n` floats at
 //! `data` (n >= 4 x L2 for a memory figure): a kernel that only loads

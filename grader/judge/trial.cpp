@@ -16,9 +16,10 @@ std::size_t workspace_for(std::size_t n) {
   const std::optional<std::size_t> bytes = subject().workspace_bytes(n, &why);
   if (!bytes) throw std::runtime_error("workspace_bytes(" + std::to_string(n) + ") could not be asked: " + why);
   if (*bytes > max_workspace_bytes(n)) {
-    throw std::runtime_error(fmt::format("workspace_bytes({}) asks for {} bytes; the harness gives at most {} "
-                                         "(workbook/contract.hpp, max_workspace_bytes)",
-                                         n, *bytes, max_workspace_bytes(n)));
+    throw std::runtime_error(
+        fmt::format("workspace_bytes({}) asks for {} bytes; the harness gives at most {} "
+                    "(workbook/contract.hpp, max_workspace_bytes)",
+                    n, *bytes, max_workspace_bytes(n)));
   }
   return *bytes;
 }
@@ -63,8 +64,8 @@ TrialResult Trial::check(const GuardedInput& input, const remote::CallResult* re
   } else {
     const std::size_t count = result->count;
     if (count > out_.capacity()) {
-      t.problems += fmt::format("the launcher returned {} partials; the harness provides room for {}\n", count,
-                                out_.capacity());
+      t.problems +=
+          fmt::format("the launcher returned {} partials; the harness provides room for {}\n", count, out_.capacity());
       return t;
     }
     if (n > 0 && count == 0) t.problems += fmt::format("the launcher returned 0 partials for n = {}\n", n);
@@ -86,7 +87,8 @@ TrialResult Trial::run(const GuardedInput& input, std::optional<Launch> launch) 
 }
 
 std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& input_a, std::optional<Launch> launch_a,
-                                                 Trial& b, const GuardedInput& input_b, std::optional<Launch> launch_b) {
+                                                 Trial& b, const GuardedInput& input_b,
+                                                 std::optional<Launch> launch_b) {
   a.prepare(input_a);
   b.prepare(input_b);
   const Outcome o = run_calls({a.call(input_a, 0, launch_a), b.call(input_b, 1, launch_b)});
@@ -100,8 +102,7 @@ void Trial::capture_sum(std::size_t count, double* dst) const {
 
 std::string where(std::size_t n, std::size_t offset) {
   return fmt::format("[{}] n = {}{}, seed {}", subject_name(), n,
-                     offset ? fmt::format(", input offset by {} floats from a 16-byte boundary", offset) : "",
-                     seed());
+                     offset ? fmt::format(", input offset by {} floats from a 16-byte boundary", offset) : "", seed());
 }
 
 }  // namespace workbook::judge

@@ -53,8 +53,10 @@ std::string value_name(const ExactPlan& plan, std::size_t k) {
 }
 
 void add_line(std::string& out, std::size_t& lines, const std::string& line) {
-  if (lines < kMaxLines) out += line + "\n";
-  else if (lines == kMaxLines) out += "...\n";
+  if (lines < kMaxLines)
+    out += line + "\n";
+  else if (lines == kMaxLines)
+    out += "...\n";
   ++lines;
 }
 
@@ -67,26 +69,25 @@ double sum_tolerance(std::size_t n, double sum_abs) {
   return ku / (1.0 - ku) * sum_abs;
 }
 
-bool SumCheck::passes(double got) const {
-  return std::isfinite(got) && std::fabs(got - reference) <= tolerance;
-}
+bool SumCheck::passes(double got) const { return std::isfinite(got) && std::fabs(got - reference) <= tolerance; }
 
 std::string SumCheck::describe(double got) const {
   const double off = got - reference;
   if (exact) {
-    return fmt::format("got {:.9g}, expected exactly {:.9g} (off by {:.3g}): the input holds "
-                       "multiples of 1/16 in [-8, 8] whose partial sums are exact in float, so "
-                       "every summation order gives exactly the expected sum",
-                       got, reference, off);
+    return fmt::format(
+        "got {:.9g}, expected exactly {:.9g} (off by {:.3g}): the input holds "
+        "multiples of 1/16 in [-8, 8] whose partial sums are exact in float, so "
+        "every summation order gives exactly the expected sum",
+        got, reference, off);
   }
   if (!std::isfinite(tolerance)) {
-    return fmt::format("got {:.9g}, expected about {:.9g} (no order-free rounding bound at this "
-                       "size: only finiteness is checked)", got, reference);
+    return fmt::format(
+        "got {:.9g}, expected about {:.9g} (no order-free rounding bound at this "
+        "size: only finiteness is checked)",
+        got, reference);
   }
-  return fmt::format("got {:.9g}, expected {:.9g} +- {:.3g} (off by {:.3g}{})", got, reference,
-                     tolerance, off,
-                     tolerance > 0 ? fmt::format(" = {:.3g} tolerances", std::fabs(off) / tolerance)
-                                   : std::string());
+  return fmt::format("got {:.9g}, expected {:.9g} +- {:.3g} (off by {:.3g}{})", got, reference, tolerance, off,
+                     tolerance > 0 ? fmt::format(" = {:.3g} tolerances", std::fabs(off) / tolerance) : std::string());
 }
 
 SumCheck reference_sum(const float* x, std::size_t n) {
@@ -138,26 +139,28 @@ std::string explain_exact_partials(const ExactPlan& plan, const std::vector<floa
     }
     for (std::size_t k : decode(plan, units)) owners[k].push_back(j);
     if (units & ~plan.total_units()) {
-      add_line(out, lines, fmt::format("partial {} is {}, which no set of the marked elements adds "
-                                       "up to (one of them counted twice, or something else added)",
-                                       j, v));
+      add_line(out, lines,
+               fmt::format("partial {} is {}, which no set of the marked elements adds "
+                           "up to (one of them counted twice, or something else added)",
+                           j, v));
     }
   }
   if (!out.empty()) {
-    return out + fmt::format("(on this input every partial is a whole multiple of 2^{} below "
-                             "2^{}: the sum of the marked elements its block holds)\n",
-                             plan.scale, plan.scale + 24);
+    return out + fmt::format(
+                     "(on this input every partial is a whole multiple of 2^{} below "
+                     "2^{}: the sum of the marked elements its block holds)\n",
+                     plan.scale, plan.scale + 24);
   }
   for (std::size_t k = 0; k < count; ++k) {
     const auto it = owners.find(k);
     const std::size_t where = plan.positions[k];
     if (it == owners.end()) {
-      add_line(out, lines, fmt::format("element {} (value {}) is in no partial: it was dropped", where,
-                                       value_name(plan, k)));
+      add_line(out, lines,
+               fmt::format("element {} (value {}) is in no partial: it was dropped", where, value_name(plan, k)));
     } else if (it->second.size() > 1) {
       add_line(out, lines,
-               fmt::format("element {} (value {}) is counted in partials {}: it was added more than once",
-                           where, value_name(plan, k), fmt::join(it->second, ", ")));
+               fmt::format("element {} (value {}) is counted in partials {}: it was added more than once", where,
+                           value_name(plan, k), fmt::join(it->second, ", ")));
     }
   }
   if (out.empty() && sum_in_double(partials) != plan.total()) {
@@ -181,8 +184,8 @@ std::string explain_exact_total(const ExactPlan& plan, float total) {
   const bool whole = whole_units(plan, total, &units);
   if (whole && (units & ~plan.total_units()) == 0) {
     for (std::size_t k : decode(plan, plan.total_units() & ~units)) {
-      add_line(out, lines, fmt::format("element {} (value {}) is missing from the sum",
-                                       plan.positions[k], value_name(plan, k)));
+      add_line(out, lines,
+               fmt::format("element {} (value {}) is missing from the sum", plan.positions[k], value_name(plan, k)));
     }
   } else if (whole && static_cast<double>(total) > expected) {
     add_line(out, lines, "the sum is too large: some element was added more than once");

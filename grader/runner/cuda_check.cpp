@@ -17,10 +17,8 @@ bool is_sticky(cudaError_t code) {
     case cudaErrorInvalidPc:
     case cudaErrorHardwareStackError:
     case cudaErrorAssert:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
+    case cudaErrorECCUncorrectable: return true;
+    default: return false;
   }
 }
 

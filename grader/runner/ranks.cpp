@@ -36,7 +36,7 @@ std::string nccl_text(ncclResult_t r, ncclComm_t comm = nullptr) {
 struct State {
   std::mutex lock;
   std::map<std::vector<int>, std::vector<ncclComm_t>> communicators;  // by the GPUs, in rank order
-  std::map<int, cudaStream_t> streams;                                  // one per GPU
+  std::map<int, cudaStream_t> streams;                                // one per GPU
 };
 
 State& state() {

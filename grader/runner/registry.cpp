@@ -26,9 +26,8 @@ const Entry* find_entry(const std::string& chapter, const std::string& subject) 
 
 std::vector<Entry> all_entries() {
   std::vector<Entry> sorted = registry();
-  std::sort(sorted.begin(), sorted.end(), [](const Entry& a, const Entry& b) {
-    return std::string(a.chapter) < std::string(b.chapter);
-  });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Entry& a, const Entry& b) { return std::string(a.chapter) < std::string(b.chapter); });
   return sorted;
 }
 

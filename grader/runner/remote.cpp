@@ -162,8 +162,10 @@ Received receive(int socket, double timeout_s) {
     for (std::size_t i = 0; i < count; ++i) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (r.fd < 0) r.fd = fd;
-      else close(fd);  // one descriptor per message; more are closed
+      if (r.fd < 0)
+        r.fd = fd;
+      else
+        close(fd);  // one descriptor per message; more are closed
     }
   }
   if (n <= 0) {

@@ -17,8 +17,8 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
-#include "workbook/contract.hpp"
 #include "runner/visible_text.hpp"  // a Registration's names are the learner's text
+#include "workbook/contract.hpp"
 
 namespace workbook {
 
@@ -76,16 +76,16 @@ struct Call {
   CallKind kind = CallKind::block_pass;
   Place in, out, workspace;
   std::uint64_t n = 0;
-  std::uint64_t capacity = 0;  // block pass: room for partials
-  int stream = 0;              // the runner's stream 0 or 1
+  std::uint64_t capacity = 0;        // block pass: room for partials
+  int stream = 0;                    // the runner's stream 0 or 1
   unsigned blocks = 0, threads = 0;  // tuned
   Element element = Element::f32;    // generic
   Operator op = Operator::sum;       // generic
   Place in2;                         // generic: dot's second input
   int device = 0;                    // rank: the GPU its buffers are on, and its rank's
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, kind, in, out, workspace, n, capacity, stream, blocks,
-                                                threads, element, op, in2, device)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, kind, in, out, workspace, n, capacity, stream, blocks, threads,
+                                                element, op, in2, device)
 
 //! A buffer to map: its id and size; its memory comes with the message as a descriptor.
 struct Mapping {
@@ -123,19 +123,17 @@ struct Registration {
   bool generic = false;
   bool rank = false;  // a reduction over several GPUs (WORKBOOK_RANK_REDUCE)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned, generic,
-                                                rank)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Registration, registered, chapter, subject, kind, tuned, generic, rank)
 
 struct Reply {
-  std::string error;  // the request could not be done (a mapping failed, no device)
+  std::string error;                // the request could not be done (a mapping failed, no device)
   Registration registration;        // hello
   std::uint64_t bytes = 0;          // workspace_bytes
   std::vector<CallResult> results;  // run
   std::string sync_error;           // run: the first error waiting for the streams
   bool context_lost = false;        // run: that error is sticky: no later call can run
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error,
-                                                context_lost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error, context_lost)
 
 //! One call of the chapter's launcher with its buffers in this process's memory: what a runner
 //! makes of a Call once the buffers are mapped, and what a judge with the chapter linked in runs.
@@ -143,11 +141,11 @@ struct LocalCall {
   CallKind kind = CallKind::block_pass;
   const float* in = nullptr;
   std::size_t n = 0;
-  float* out = nullptr;       // partials (block pass) or *out (full)
-  std::size_t capacity = 0;   // block pass: room for partials
-  void* workspace = nullptr;  // full
-  int stream = 0;             // 0 or 1: calls on different streams may run at the same time
-  Launch launch{};            // tuned
+  float* out = nullptr;            // partials (block pass) or *out (full)
+  std::size_t capacity = 0;        // block pass: room for partials
+  void* workspace = nullptr;       // full
+  int stream = 0;                  // 0 or 1: calls on different streams may run at the same time
+  Launch launch{};                 // tuned
   Element element = Element::f32;  // generic: in, in2 and out hold this problem's types, not floats
   Operator op = Operator::sum;
   const void* in2 = nullptr;
@@ -158,8 +156,8 @@ struct LocalCall {
 //! rank on its device and a stream of that device, in one NCCL group, filling `results` (one per
 //! call) and naming in `streams` every (device, stream) it enqueued on, for run_locally to wait
 //! for. runner/ranks.cpp registers it, in the programs NCCL is linked into.
-using RankGroupRunner = void (*)(RankReduceFn fn, const std::vector<LocalCall>& calls,
-                                 std::vector<CallResult>& results, std::vector<std::pair<int, cudaStream_t>>& streams);
+using RankGroupRunner = void (*)(RankReduceFn fn, const std::vector<LocalCall>& calls, std::vector<CallResult>& results,
+                                 std::vector<std::pair<int, cudaStream_t>>& streams);
 //! Registers the runner of rank calls; returns true so it can initialize a namespace-scope constant.
 bool set_rank_group_runner(RankGroupRunner runner);
 

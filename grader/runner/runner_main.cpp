@@ -40,8 +40,8 @@ void close_findings(int, char**, char**) {
     if (fd != kRunnerFd && fstat(fd, &st) == 0 && st.st_dev == log.st_dev && st.st_ino == log.st_ino) close(fd);
   }
 }
-__attribute__((section(".preinit_array"), used)) void (*const workbook_close_findings)(int, char**, char**) =
-    close_findings;
+__attribute__((section(".preinit_array"), used)) void (*const workbook_close_findings)(int, char**,
+                                                                                       char**) = close_findings;
 
 class Runner {
  public:
@@ -83,22 +83,23 @@ class Runner {
         }
         break;
       case Op::map:
-        if (fd < 0) reply.error = "no descriptor came with the buffer";
-        else memory_.map(request.map.buffer, fd, request.map.bytes, request.map.device, &reply.error);
+        if (fd < 0)
+          reply.error = "no descriptor came with the buffer";
+        else
+          memory_.map(request.map.buffer, fd, request.map.bytes, request.map.device, &reply.error);
         fd = -1;
         break;
       case Op::unmap:
         for (const std::uint64_t id : request.unmap) memory_.unmap(id);
         break;
       case Op::workspace_bytes:
-        if (registration_.registered != 1 || !entry_.workspace_bytes) reply.error = "no full reduction registered";
-        else reply.bytes = entry_.workspace_bytes(request.n);
+        if (registration_.registered != 1 || !entry_.workspace_bytes)
+          reply.error = "no full reduction registered";
+        else
+          reply.bytes = entry_.workspace_bytes(request.n);
         break;
-      case Op::run:
-        run(request.calls, reply);
-        break;
-      case Op::quit:
-        break;
+      case Op::run: run(request.calls, reply); break;
+      case Op::quit: break;
     }
     return reply;
   }
@@ -116,8 +117,7 @@ class Runner {
     std::vector<LocalCall> local;
     for (const Call& c : calls) {
       local.push_back({c.kind, static_cast<const float*>(at(c.in)), c.n, static_cast<float*>(at(c.out)), c.capacity,
-                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2),
-                       c.device});
+                       at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2), c.device});
     }
     reply = run_locally(entry_, local, streams_);
   }

@@ -23,7 +23,8 @@ struct Driver {
   CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) = nullptr;
   CUresult (*unmap)(CUdeviceptr, size_t) = nullptr;
   CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) = nullptr;
-  CUresult (*export_handle)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) = nullptr;
+  CUresult (*export_handle)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+                            unsigned long long) = nullptr;
   CUresult (*import_handle)(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) = nullptr;
   CUresult (*granularity)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) = nullptr;
   CUresult (*error_string)(CUresult, const char**) = nullptr;
@@ -139,10 +140,12 @@ bool SharedMemory::create(std::string* why) {
   CUdevice cu_device = 0;
   if (d.device_get(&cu_device, device) != CUDA_SUCCESS ||
       d.attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu_device) != CUDA_SUCCESS ||
-      d.attribute(&fd_handles, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cu_device) != CUDA_SUCCESS ||
+      d.attribute(&fd_handles, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cu_device) !=
+          CUDA_SUCCESS ||
       !vmm || !fd_handles) {
-    *why = "this GPU's driver cannot share device memory with another process (no virtual memory management "
-           "with POSIX file descriptor handles; WSL is one such system)";
+    *why =
+        "this GPU's driver cannot share device memory with another process (no virtual memory management "
+        "with POSIX file descriptor handles; WSL is one such system)";
     return false;
   }
   std::unique_ptr<SharedMemory> memory(new SharedMemory);

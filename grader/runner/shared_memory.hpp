@@ -25,10 +25,10 @@ class SharedMemory {
   struct Allocation {
     std::uint64_t id = 0;
     char* base = nullptr;
-    std::size_t bytes = 0;       // as asked for
-    std::size_t mapped = 0;      // rounded up to the allocation granularity
+    std::size_t bytes = 0;          // as asked for
+    std::size_t mapped = 0;         // rounded up to the allocation granularity
     unsigned long long handle = 0;  // CUmemGenericAllocationHandle
-    int device = 0;              // the GPU it lives on (the current device when it was allocated)
+    int device = 0;                 // the GPU it lives on (the current device when it was allocated)
   };
 
   //! This process's shared memory, or null when none was set up (the chapter's code is linked in).

@@ -163,8 +163,8 @@ std::string visible(std::string_view bytes, Shape shape, std::size_t limit) {
       const std::size_t more = text.size() - i;
       if (shape == Shape::line) return out + fmt::format(" [... {} more bytes cut]", more);
       if (!out.empty() && out.back() != '\n') out += '\n';
-      return out + fmt::format("[... {} more bytes cut: a report entry keeps at most {} KiB]\n", more,
-                               (limit + 1023) / 1024);
+      return out +
+             fmt::format("[... {} more bytes cut: a report entry keeps at most {} KiB]\n", more, (limit + 1023) / 1024);
     }
     out += piece;
     i += len == 0 ? 1 : len;
@@ -175,8 +175,8 @@ std::string visible(std::string_view bytes, Shape shape, std::size_t limit) {
 bool plain_name(std::string_view name) {
   if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;

@@ -95,9 +95,10 @@ Base find_base() {
     path = path.substr(0, path.rfind('/'));
     if (path.empty()) path = "/";
   }
-  b.why = fmt::format("host memory limit: no cgroup this user may make with the memory controller (this process is "
-                      "in {}; run as root, or in a delegated cgroup: systemd-run --user --scope -p Delegate=yes)",
-                      own);
+  b.why = fmt::format(
+      "host memory limit: no cgroup this user may make with the memory controller (this process is "
+      "in {}; run as root, or in a delegated cgroup: systemd-run --user --scope -p Delegate=yes)",
+      own);
   return b;
 }
 

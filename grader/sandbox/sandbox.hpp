@@ -38,20 +38,20 @@ namespace workbook::sandbox {
 
 //! One protection the sandbox may or may not manage on a given machine.
 enum class Layer {
-  process_namespace,  // a new PID namespace: nothing outlives it, nothing outside is visible
-  kill_all,           // no PID namespace: a subreaper kills every descendant at the end
-  private_proc,       // /proc shows the sandbox's processes only
-  private_shm,        // a /dev/shm of its own (the CUDA driver writes there)
-  no_network,         // a new network namespace
-  read_only,          // Landlock: writes only in the scratch folder
-  limited_reads,      // Landlock: reads only in the system's folders and the program's own
-  no_tcp,             // Landlock ABI 4: TCP bind and connect refused
-  loopback_only,      // --loopback: a network namespace whose only interface, lo, is up (TCP allowed)
-  no_outside_signals, // Landlock ABI 6: no signal to a process outside the sandbox
-  syscall_filter,     // seccomp
-  limits,             // rlimits on file size, CPU time and processes
-  bubblewrap,         // inside bubblewrap: a mount namespace of the toolkit, the driver and its scratch only
-  memory_limit,       // a cgroup v2 of its own: host memory (pinned included) and processes limited
+  process_namespace,   // a new PID namespace: nothing outlives it, nothing outside is visible
+  kill_all,            // no PID namespace: a subreaper kills every descendant at the end
+  private_proc,        // /proc shows the sandbox's processes only
+  private_shm,         // a /dev/shm of its own (the CUDA driver writes there)
+  no_network,          // a new network namespace
+  read_only,           // Landlock: writes only in the scratch folder
+  limited_reads,       // Landlock: reads only in the system's folders and the program's own
+  no_tcp,              // Landlock ABI 4: TCP bind and connect refused
+  loopback_only,       // --loopback: a network namespace whose only interface, lo, is up (TCP allowed)
+  no_outside_signals,  // Landlock ABI 6: no signal to a process outside the sandbox
+  syscall_filter,      // seccomp
+  limits,              // rlimits on file size, CPU time and processes
+  bubblewrap,          // inside bubblewrap: a mount namespace of the toolkit, the driver and its scratch only
+  memory_limit,        // a cgroup v2 of its own: host memory (pinned included) and processes limited
 };
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Layer, {{Layer::process_namespace, "process namespace"},
@@ -88,15 +88,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SandboxReport, enforced, missing
 
 //! What the helper is asked for.
 struct Policy {
-  std::string scratch;                  //!< the one writable folder, and the working directory
-  std::vector<std::string> writable;    //!< more files or folders it may write (device files)
-  std::vector<std::string> readable;    //!< folders it may read beyond the system's
-  std::vector<std::string> env;         //!< the program's whole environment, "NAME=value"
-  std::vector<int> keep_fds;            //!< descriptors the program inherits, at their numbers
-  double cpu_seconds = 0;               //!< RLIMIT_CPU; 0: none
-  std::uint64_t file_bytes = 0;         //!< RLIMIT_FSIZE; 0: none
-  bool debugger = false;                //!< allow ptrace inside (cuda-gdb)
-  bool loopback = false;                //!< a loopback network of its own (NCCL), in a network namespace only
+  std::string scratch;                //!< the one writable folder, and the working directory
+  std::vector<std::string> writable;  //!< more files or folders it may write (device files)
+  std::vector<std::string> readable;  //!< folders it may read beyond the system's
+  std::vector<std::string> env;       //!< the program's whole environment, "NAME=value"
+  std::vector<int> keep_fds;          //!< descriptors the program inherits, at their numbers
+  double cpu_seconds = 0;             //!< RLIMIT_CPU; 0: none
+  std::uint64_t file_bytes = 0;       //!< RLIMIT_FSIZE; 0: none
+  bool debugger = false;              //!< allow ptrace inside (cuda-gdb)
+  bool loopback = false;              //!< a loopback network of its own (NCCL), in a network namespace only
   //! The helper program; "" runs the program unsandboxed (the report then says so).
   std::string helper;
   //! bubblewrap (find_bwrap); "" runs the helper without it. With it, `scratch` is a tmpfs of
@@ -130,8 +130,7 @@ inline constexpr std::uint64_t kScratchBytes = std::uint64_t(256) << 20;
 std::string find_bwrap(const std::string& helper, std::string* why);
 
 //! The helper's command line for `program` under `policy`, reporting on `report_fd`.
-std::vector<std::string> helper_command(const Policy& policy, int report_fd,
-                                        const std::vector<std::string>& program);
+std::vector<std::string> helper_command(const Policy& policy, int report_fd, const std::vector<std::string>& program);
 
 //! The folders every sandboxed program may read (the helper adds them): the system's own (/usr,
 //! /lib, /etc, ...), the folders of LD_LIBRARY_PATH, and those given.

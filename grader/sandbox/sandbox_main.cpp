@@ -32,10 +32,10 @@
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -56,8 +56,8 @@ using workbook::sandbox::Layer;
 using workbook::sandbox::SandboxReport;
 
 // Landlock's newer fields and rights, for headers older than the running kernel.
-constexpr std::uint64_t kTruncate = 1ull << 14;                // ABI 3
-constexpr std::uint64_t kBindTcp = 1ull << 0, kConnectTcp = 1ull << 1;  // ABI 4
+constexpr std::uint64_t kTruncate = 1ull << 14;                                    // ABI 3
+constexpr std::uint64_t kBindTcp = 1ull << 0, kConnectTcp = 1ull << 1;             // ABI 4
 constexpr std::uint64_t kScopeAbstractUnix = 1ull << 0, kScopeSignal = 1ull << 1;  // ABI 6
 struct RulesetAttr {
   std::uint64_t handled_access_fs = 0;
@@ -81,7 +81,8 @@ struct Args {
   std::vector<std::string> skip;  // layers left out on purpose: namespaces, landlock, seccomp, limits
   std::vector<std::string> program;
   bool skipped(const char* layer) const {
-    for (const std::string& s : skip) if (s == layer) return true;
+    for (const std::string& s : skip)
+      if (s == layer) return true;
     return false;
   }
 };
@@ -104,23 +105,40 @@ Args parse(int argc, char** argv) {
       ++i;
       break;
     }
-    if (arg == "--report-fd") a.report_fd = std::atoi(value("--report-fd").c_str());
-    else if (arg == "--scratch") a.scratch = value("--scratch");
-    else if (arg == "--write") a.writable.push_back(value("--write"));
-    else if (arg == "--read") a.readable.push_back(value("--read"));
-    else if (arg == "--env") a.env.push_back(value("--env"));
-    else if (arg == "--keep-fd") a.keep.push_back(std::atoi(value("--keep-fd").c_str()));
-    else if (arg == "--cpu-seconds") a.cpu_seconds = std::atol(value("--cpu-seconds").c_str());
-    else if (arg == "--file-bytes") a.file_bytes = std::strtoull(value("--file-bytes").c_str(), nullptr, 10);
-    else if (arg == "--debugger") a.debugger = true;
-    else if (arg == "--loopback") a.loopback = true;
-    else if (arg == "--in-bwrap") a.in_bwrap = true;
-    else if (arg == "--bwrap") a.bwrap = value("--bwrap");
-    else if (arg == "--scratch-bytes") a.scratch_bytes = std::strtoull(value("--scratch-bytes").c_str(), nullptr, 10);
-    else if (arg == "--scratch-on-host") a.scratch_on_host = true;
-    else if (arg == "--probe") std::_Exit(0);
-    else if (arg == "--skip") a.skip.push_back(value("--skip"));
-    else usage(("unknown option " + arg).c_str());
+    if (arg == "--report-fd")
+      a.report_fd = std::atoi(value("--report-fd").c_str());
+    else if (arg == "--scratch")
+      a.scratch = value("--scratch");
+    else if (arg == "--write")
+      a.writable.push_back(value("--write"));
+    else if (arg == "--read")
+      a.readable.push_back(value("--read"));
+    else if (arg == "--env")
+      a.env.push_back(value("--env"));
+    else if (arg == "--keep-fd")
+      a.keep.push_back(std::atoi(value("--keep-fd").c_str()));
+    else if (arg == "--cpu-seconds")
+      a.cpu_seconds = std::atol(value("--cpu-seconds").c_str());
+    else if (arg == "--file-bytes")
+      a.file_bytes = std::strtoull(value("--file-bytes").c_str(), nullptr, 10);
+    else if (arg == "--debugger")
+      a.debugger = true;
+    else if (arg == "--loopback")
+      a.loopback = true;
+    else if (arg == "--in-bwrap")
+      a.in_bwrap = true;
+    else if (arg == "--bwrap")
+      a.bwrap = value("--bwrap");
+    else if (arg == "--scratch-bytes")
+      a.scratch_bytes = std::strtoull(value("--scratch-bytes").c_str(), nullptr, 10);
+    else if (arg == "--scratch-on-host")
+      a.scratch_on_host = true;
+    else if (arg == "--probe")
+      std::_Exit(0);
+    else if (arg == "--skip")
+      a.skip.push_back(value("--skip"));
+    else
+      usage(("unknown option " + arg).c_str());
   }
   for (; i < argc; ++i) a.program.push_back(argv[i]);
   if (a.program.empty()) usage("no program given after --");
@@ -207,8 +225,8 @@ bool loopback_up(SandboxReport& report) {
   const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   ifreq ifr{};
   std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  const bool up = s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 &&
-                  (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) == 0);
+  const bool up =
+      s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) == 0);
   if (!up) report.missing.push_back(errno_text("loopback network: lo"));
   if (s >= 0) close(s);
   return up;
@@ -227,11 +245,10 @@ void restrict_files(const Args& a, SandboxReport& report) {
     return;
   }
   const std::uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
-  std::uint64_t write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                        LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                        LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                        LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                        LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  std::uint64_t write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                        LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                        LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                        LANDLOCK_ACCESS_FS_MAKE_SYM;
   if (abi >= 2) write |= LANDLOCK_ACCESS_FS_REFER;
   if (abi >= 3) write |= kTruncate;
   RulesetAttr attr;
@@ -278,11 +295,16 @@ void restrict_files(const Args& a, SandboxReport& report) {
   close(ruleset);
   report.enforced.push_back(Layer::read_only);
   report.enforced.push_back(Layer::limited_reads);
-  if (a.loopback) report.enforced.push_back(Layer::loopback_only);
-  else if (abi >= 4) report.enforced.push_back(Layer::no_tcp);
-  else report.missing.push_back("no TCP: Landlock ABI 4 needed, the kernel has " + std::to_string(abi));
-  if (abi >= 6) report.enforced.push_back(Layer::no_outside_signals);
-  else report.missing.push_back("no signals outside: Landlock ABI 6 needed, the kernel has " + std::to_string(abi));
+  if (a.loopback)
+    report.enforced.push_back(Layer::loopback_only);
+  else if (abi >= 4)
+    report.enforced.push_back(Layer::no_tcp);
+  else
+    report.missing.push_back("no TCP: Landlock ABI 4 needed, the kernel has " + std::to_string(abi));
+  if (abi >= 6)
+    report.enforced.push_back(Layer::no_outside_signals);
+  else
+    report.missing.push_back("no signals outside: Landlock ABI 6 needed, the kernel has " + std::to_string(abi));
 }
 
 void filter_system_calls(const Args& a, SandboxReport& report) {
@@ -297,15 +319,56 @@ void filter_system_calls(const Args& a, SandboxReport& report) {
     return;
   }
   // Refused with EPERM: what reaches other processes, the kernel or the machine's configuration.
-  std::vector<const char*> refused = {
-      "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "kexec_load", "kexec_file_load",
-      "init_module", "finit_module", "delete_module", "bpf", "perf_event_open", "mount", "umount2",
-      "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-      "mount_setattr", "unshare", "setns", "keyctl", "add_key", "request_key", "userfaultfd",
-      "io_uring_setup", "io_uring_enter", "io_uring_register", "open_by_handle_at",
-      "name_to_handle_at", "reboot", "swapon", "swapoff", "syslog", "acct", "settimeofday",
-      "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "quotactl",
-      "iopl", "ioperm", "uselib", "vhangup", "lookup_dcookie"};
+  std::vector<const char*> refused = {"process_vm_readv",
+                                      "process_vm_writev",
+                                      "pidfd_getfd",
+                                      "kcmp",
+                                      "kexec_load",
+                                      "kexec_file_load",
+                                      "init_module",
+                                      "finit_module",
+                                      "delete_module",
+                                      "bpf",
+                                      "perf_event_open",
+                                      "mount",
+                                      "umount2",
+                                      "pivot_root",
+                                      "chroot",
+                                      "move_mount",
+                                      "open_tree",
+                                      "fsopen",
+                                      "fsmount",
+                                      "fsconfig",
+                                      "fspick",
+                                      "mount_setattr",
+                                      "unshare",
+                                      "setns",
+                                      "keyctl",
+                                      "add_key",
+                                      "request_key",
+                                      "userfaultfd",
+                                      "io_uring_setup",
+                                      "io_uring_enter",
+                                      "io_uring_register",
+                                      "open_by_handle_at",
+                                      "name_to_handle_at",
+                                      "reboot",
+                                      "swapon",
+                                      "swapoff",
+                                      "syslog",
+                                      "acct",
+                                      "settimeofday",
+                                      "clock_settime",
+                                      "clock_adjtime",
+                                      "adjtimex",
+                                      "sethostname",
+                                      "setdomainname",
+                                      "quotactl",
+                                      "iopl",
+                                      "ioperm",
+                                      "uselib",
+                                      "vhangup",
+                                      "lookup_dcookie"};
   if (!a.debugger) refused.push_back("ptrace");
   bool ok = true;
   for (const char* name : refused) {
@@ -320,20 +383,23 @@ void filter_system_calls(const Args& a, SandboxReport& report) {
     for (int family = 0; family < kFamilies; ++family) {
       if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
       ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                            SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))) == 0 && ok;
+                            SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))) == 0 &&
+           ok;
     }
-    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                          SCMP_A0(SCMP_CMP_GE, kFamilies)) == 0 && ok;
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, kFamilies)) ==
+             0 &&
+         ok;
   } else {
-    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                          SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0 && ok;
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0 &&
+         ok;
   }
   // No new namespaces inside: clone with a CLONE_NEW* flag; clone3 hides its flags in memory, so
   // it answers ENOSYS and the C library falls back to clone.
-  for (const unsigned long flag : {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC,
-                                   CLONE_NEWUTS, CLONE_NEWCGROUP}) {
-    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)) == 0 && ok;
+  for (const unsigned long flag :
+       {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP}) {
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)) ==
+             0 &&
+         ok;
   }
   const int clone3 = seccomp_syscall_resolve_name("clone3");
   if (clone3 != __NR_SCMP_ERROR) ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0) == 0 && ok;
@@ -346,8 +412,9 @@ void filter_system_calls(const Args& a, SandboxReport& report) {
   seccomp_release(ctx);
 #else
   (void)a;
-  report.missing.push_back("system-call filter: the workbook was built without libseccomp (Debian and "
-                           "Ubuntu: libseccomp-dev)");
+  report.missing.push_back(
+      "system-call filter: the workbook was built without libseccomp (Debian and "
+      "Ubuntu: libseccomp-dev)");
 #endif
 }
 
@@ -385,8 +452,10 @@ void set_limits(const Args& a, SandboxReport& report) {
       ok = setrlimit(RLIMIT_NPROC, &p) == 0 && ok;
     }
   }
-  if (ok) report.enforced.push_back(Layer::limits);
-  else report.missing.push_back(errno_text("resource limits"));
+  if (ok)
+    report.enforced.push_back(Layer::limits);
+  else
+    report.missing.push_back(errno_text("resource limits"));
 }
 
 void close_other_descriptors(const Args& a) {
@@ -472,7 +541,8 @@ int exit_code_of(int status) {
     }
     words.push_back(arg);
   }
-  if (a.scratch.empty()) words.insert(words.end() - static_cast<long>(a.program.size()) - 1, {"--scratch", view.scratch});
+  if (a.scratch.empty())
+    words.insert(words.end() - static_cast<long>(a.program.size()) - 1, {"--scratch", view.scratch});
   std::vector<char*> args;
   for (std::string& w : words) args.push_back(w.data());
   args.push_back(nullptr);
