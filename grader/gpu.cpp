@@ -22,14 +22,19 @@ std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) visible = split(v, ',');
   for (int i = 0; i < count; ++i) {
     if (!wanted.empty() && !std::count(wanted.begin(), wanted.end(), i)) continue;
-    if (cudaSetDevice(i) != cudaSuccess) continue;
-    const workbook::DeviceInfo d = workbook::device_info();
+    // The device's attributes, read without making it current: the grader holds no CUDA context
+    // (and so no GPU memory) on any GPU; only the judges it starts do, on the GPU each tests.
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
     Gpu g;
     g.index = i;
     g.visible = i < static_cast<int>(visible.size()) ? visible[i] : std::to_string(i);
-    g.summary = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
-                              workbook::version_string(d.runtime_version)};
-    g.summary.compute_capability = d.compute_major * 10 + d.compute_minor;
+    g.summary = DeviceSummary{prop.name, prop.multiProcessorCount, workbook::version_string(driver),
+                              workbook::version_string(runtime)};
+    g.summary.compute_capability = prop.major * 10 + prop.minor;
     g.requirement_cc = g.summary.compute_capability;
     if (const char* cc = std::getenv("WORKBOOK_COMPUTE_CAPABILITY")) {
       const int pretend = std::atoi(cc);
