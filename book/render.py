@@ -35,6 +35,9 @@ import re
 import sys
 import textwrap
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "grader"))
+import manifest  # noqa: E402  grader/manifest.py: the one reader of the manifest
+
 
 
 TOKEN = re.compile(r"@@([^@\s]+)@@")
@@ -568,7 +571,7 @@ class Book:
         self.src = src
         self.ladder, self.sweep, self.seed, self.device = load(results)
         self.ncu = load_ncu(results)
-        self.manifest = json.load(open(src / "grader" / "manifest.json"))
+        self.manifest = manifest.load(src / "grader" / "manifest.json")
         self.versions = {c["slug"]: c["version"] for c in self.manifest["chapters"]}
         self.runs = load_runs(results, self.ladder, self.sweep)
         seed_run = json.load(open(results / "seed-kernels.json"))

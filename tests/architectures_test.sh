@@ -31,12 +31,7 @@ fail() {
 }
 
 # The chapters, in the manifest's order.
-mapfile -t slugs < <(python3 - "$src/grader/manifest.json" <<'EOF'
-import json, sys
-for chapter in json.load(open(sys.argv[1]))["chapters"]:
-    print(chapter["slug"])
-EOF
-)
+mapfile -t slugs < <(python3 "$src/grader/manifest.py" slugs "$src/grader/manifest.json")
 [ ${#slugs[@]} -gt 0 ] || fail "no chapters in grader/manifest.json"
 targets=(chapter_tests)
 for slug in "${slugs[@]}"; do targets+=("${slug}_reference" "${slug}_learner"); done

@@ -19,7 +19,9 @@ import subprocess
 import sys
 
 src = pathlib.Path(sys.argv[1])
-manifest = json.load(open(src / "grader" / "manifest.json"))
+sys.path.insert(0, str(src / "grader"))
+import manifest as manifest_reader  # noqa: E402  grader/manifest.py
+manifest = manifest_reader.load(src / "grader" / "manifest.json")
 chapters = manifest["chapters"]
 slugs = [c["slug"] for c in chapters]
 problems = []

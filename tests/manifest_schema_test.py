@@ -19,7 +19,9 @@ except ImportError:
     sys.exit(77)
 
 src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
-manifest = json.loads((src / "grader" / "manifest.json").read_text(encoding="utf-8"))
+sys.path.insert(0, str(src / "grader"))
+import manifest as manifest_reader  # noqa: E402  grader/manifest.py
+manifest = manifest_reader.load(src / "grader" / "manifest.json")
 schema = json.loads((src / "grader" / "manifest.schema.json").read_text(encoding="utf-8"))
 validator = jsonschema.Draft7Validator(schema)
 problems = [f"grader/manifest.json at {'/'.join(map(str, e.path)) or '(top)'}: {e.message}"
