@@ -32,20 +32,25 @@ std::string Build::cached(const std::string& variable) const {
 
 bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir, bool device_debug,
                       std::string* why) {
-  const std::vector<std::string> cmd = {"cmake",
-                                        "-S",
-                                        WORKBOOK_SOURCE_DIR,
-                                        "-B",
-                                        build_dir_,
-                                        "-G",
-                                        WORKBOOK_GENERATOR,
-                                        "-DCMAKE_BUILD_TYPE=Release",
-                                        "-DWORKBOOK_CHAPTERS_ONLY=ON",
-                                        fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots),
-                                        "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
-                                        std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
-                                        "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
-                                        "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
+  std::vector<std::string> cmd = {"cmake",
+                                  "-S",
+                                  WORKBOOK_SOURCE_DIR,
+                                  "-B",
+                                  build_dir_,
+                                  "-G",
+                                  WORKBOOK_GENERATOR,
+                                  "-DCMAKE_BUILD_TYPE=Release",
+                                  "-DWORKBOOK_CHAPTERS_ONLY=ON",
+                                  fmt::format("-DWORKBOOK_GRADING_SLOTS={}", slots),
+                                  "-DWORKBOOK_SLOTS_DIR=" + slots_dir,
+                                  std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
+                                  "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
+                                  "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
+  // NCCL where the grader's own build found it (its cache: -DWORKBOOK_NCCL_ROOT, not only the
+  // environment), so that the grading build has the chapter over several GPUs as well.
+  if (*WORKBOOK_NCCL_INCLUDE_DIR) {
+    cmd.push_back("-DWORKBOOK_NCCL_ROOT=" + fs::path(WORKBOOK_NCCL_INCLUDE_DIR).parent_path().string());
+  }
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
   if (r.interrupted) {
     *why = "interrupted";
