@@ -137,24 +137,36 @@ std::unique_ptr<Leaf> Leaf::create(const Limits& limits, std::string* why) {
   return std::unique_ptr<Leaf>(new Leaf(path, limits, fd));
 }
 
-Leaf::Leaf(std::string path, const Limits& limits, int procs_fd)
-    : path_(std::move(path)), limits_(limits), procs_fd_(procs_fd) {}
+namespace {
 
-void Leaf::kill_all() {
-  if (!write_text(path_ + "/cgroup.kill", "1")) {  // Linux 5.14 and later
-    std::istringstream procs(read_text(path_ + "/cgroup.procs"));
+// Kills every process in the cgroup at `path`: cgroup.kill (Linux 5.14 and later), else each one.
+void kill_everything_in(const std::string& path) {
+  if (!write_text(path + "/cgroup.kill", "1")) {
+    std::istringstream procs(read_text(path + "/cgroup.procs"));
     for (pid_t pid; procs >> pid;) kill(pid, SIGKILL);
   }
 }
 
-Leaf::~Leaf() {
-  if (procs_fd_ >= 0) close(procs_fd_);
-  // Removed once empty: the killed processes leave it as the kernel reaps them.
+// Removes the cgroup at `path` once it is empty, killing what is left in it meanwhile: the killed
+// processes leave it as the kernel reaps them. Gives up after 10 s.
+void kill_and_remove(const std::string& path) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (rmdir(path_.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < until) {
-    kill_all();
+  while (rmdir(path.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < until) {
+    kill_everything_in(path);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+}  // namespace
+
+Leaf::Leaf(std::string path, const Limits& limits, int procs_fd)
+    : path_(std::move(path)), limits_(limits), procs_fd_(procs_fd) {}
+
+void Leaf::kill_all() { kill_everything_in(path_); }
+
+Leaf::~Leaf() {
+  if (procs_fd_ >= 0) close(procs_fd_);
+  kill_and_remove(path_);
 }
 
 int Leaf::oom_kills() const {
@@ -183,13 +195,7 @@ void remove_left_by(pid_t maker) {
     if (std::string(e->d_name).rfind(prefix, 0) == 0) left.push_back(b.dir + "/" + e->d_name);
   }
   closedir(dir);
-  for (const std::string& path : left) {
-    write_text(path + "/cgroup.kill", "1");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (rmdir(path.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
+  for (const std::string& path : left) kill_and_remove(path);
 }
 
 }  // namespace workbook::cgroup
