@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <set>
 
 #include <cuda_runtime.h>
@@ -24,17 +25,18 @@ std::vector<Gpu> find_gpus(const std::vector<int>& wanted, std::string* why) {
     if (!wanted.empty() && !std::count(wanted.begin(), wanted.end(), i)) continue;
     // The device's attributes, read without making it current: the grader holds no CUDA context
     // (and so no GPU memory) on any GPU; only the judges it starts do, on the GPU each tests.
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
+    workbook::DeviceInfo d;
+    try {
+      d = workbook::device_properties(i);
+    } catch (const std::exception&) {
+      continue;
+    }
     Gpu g;
     g.index = i;
     g.visible = i < static_cast<int>(visible.size()) ? visible[i] : std::to_string(i);
-    g.summary = DeviceSummary{prop.name, prop.multiProcessorCount, workbook::version_string(driver),
-                              workbook::version_string(runtime)};
-    g.summary.compute_capability = prop.major * 10 + prop.minor;
+    g.summary = DeviceSummary{d.name, d.multiprocessors, workbook::version_string(d.driver_version),
+                              workbook::version_string(d.runtime_version)};
+    g.summary.compute_capability = d.compute_major * 10 + d.compute_minor;
     g.requirement_cc = g.summary.compute_capability;
     if (const char* cc = std::getenv("WORKBOOK_COMPUTE_CAPABILITY")) {
       const int pretend = std::atoi(cc);

@@ -136,6 +136,13 @@ bool device_available(std::string* why) {
 DeviceInfo device_info() {
   int device = 0;
   WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  DeviceInfo info = device_properties(device);
+  std::size_t total = 0;
+  WORKBOOK_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
+  return info;
+}
+
+DeviceInfo device_properties(int device) {
   cudaDeviceProp prop{};
   WORKBOOK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   DeviceInfo info;
@@ -146,8 +153,6 @@ DeviceInfo device_info() {
   info.compute_major = prop.major;
   info.compute_minor = prop.minor;
   info.cooperative_launch = prop.cooperativeLaunch != 0;
-  std::size_t total = 0;
-  WORKBOOK_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
   WORKBOOK_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   WORKBOOK_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   return info;

@@ -28,7 +28,10 @@ struct DeviceInfo {
   int driver_version = 0, runtime_version = 0;  // 13000 = 13.0
   bool cooperative_launch = false;
 };
+//! The current device's attributes and its free memory (which needs, and makes, a CUDA context).
 DeviceInfo device_info();
+//! Device `device`'s attributes without making it current or a context on it (free_bytes 0).
+DeviceInfo device_properties(int device);
 std::string version_string(int cuda_version);  // 13000 -> "13.0"
 
 //! An owning device allocation of `count` elements of T.
