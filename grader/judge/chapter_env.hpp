@@ -42,6 +42,11 @@ int visible_gpus();
 //! test, since no later test could run.
 Outcome run_calls(const std::vector<Call>& calls);
 
+//! Asks the grader for the GPU alone (Event::alone) and waits until every other test process on it
+//! has stopped: the timed test calls it once its inputs are ready and checked, so that it holds the
+//! GPU alone only while it times. True once granted, and where no grader grants (a judge run by hand
+//! or by CTest has the GPU as it finds it); false when the grader refuses it.
+bool take_gpu_alone();
 //! What the running Bandwidth test measured: sent to the grader, as numbers, with the test's end.
 void report_bandwidth(const channel::Bandwidth& measured);
 //! The running test could not have the device memory it needs, which the device has: another

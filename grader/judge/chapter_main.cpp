@@ -370,6 +370,8 @@ void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measur
 
 void report_starved() { g_starved = true; }
 
+bool take_gpu_alone() { return grant_fd() < 0 || granted({{"event", channel::Event::alone}}); }
+
 std::optional<std::string> device_too_small(std::size_t need) {
   const DeviceInfo info = device_info();
   if (info.global_bytes >= need + (std::size_t(1) << 30)) return std::nullopt;
@@ -530,9 +532,10 @@ int main(int argc, char** argv) {
     set_filter(given + (given.find('-') != std::string::npos ? ":" : "-") + args->sanitized_tests);
   }
   rc = RUN_ALL_TESTS() != 0 || rc != 0;
-  // The tests that need the GPU alone, in the same process (its device, buffers and chapter's
-  // process kept), once the grader has waited for every other test process to finish.
-  if (!args->alone_tests.empty() && granted({{"event", Event::alone}})) {
+  // The timed tests, in the same process (its device, buffers and chapter's process kept), when
+  // every other test passed: each prepares and checks its inputs beside the other test processes,
+  // then asks for the GPU alone (take_gpu_alone) for its timed calls only.
+  if (!args->alone_tests.empty() && rc == 0) {
     set_filter(args->alone_tests);
     rc = RUN_ALL_TESTS() != 0 || rc != 0;
   }

@@ -282,12 +282,18 @@ constexpr int kChangesPerInput = 16;
 
 namespace {
 
-//! How many inputs of n floats (with their partials) fit beside 2 GiB left free: 2 to 16.
+//! One timed input of n floats with its partials, in bytes.
+std::size_t timed_input_bytes(std::size_t n) {
+  return (n + 2 * GuardedInput::kSlack) * sizeof(float) + partials_capacity(n) * sizeof(float);
+}
+
+//! How many inputs of n floats (with their partials) the device holds beside 2 GiB: 2 to 16. A fact
+//! of the device, not of what other processes hold now: the batch, and so the measure, is the same
+//! beside others as alone (Bandwidth checks that they are free, and is starved if not).
 int timed_inputs_that_fit(std::size_t n) {
-  const std::size_t each = (n + 2 * GuardedInput::kSlack) * sizeof(float) + partials_capacity(n) * sizeof(float);
-  const std::size_t free = device_info().free_bytes;
-  const std::size_t room = free > (std::size_t(2) << 30) ? free - (std::size_t(2) << 30) : 0;
-  return static_cast<int>(std::clamp<std::size_t>(room / each, 2, kMaxTimedInputs));
+  const std::size_t total = device_info().global_bytes;
+  const std::size_t room = total > (std::size_t(2) << 30) ? total - (std::size_t(2) << 30) : 0;
+  return static_cast<int>(std::clamp<std::size_t>(room / timed_input_bytes(n), 2, kMaxTimedInputs));
 }
 
 }  // namespace
@@ -297,6 +303,9 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   const std::size_t n = kTimedElements;
   const std::size_t bytes = n * sizeof(float);
   const int count = timed_inputs_that_fit(n);
+  // Its inputs are made and checked beside the other test processes; where they hold the memory
+  // these need, the test is starved and the grader tests the chapter again with the GPU alone.
+  if (!device_memory_free(count * timed_input_bytes(n))) return;
   std::vector<std::unique_ptr<GuardedInput>> inputs;
   std::vector<std::unique_ptr<Trial>> trials;
   std::vector<std::int64_t> sixteenths;                    // each input's exact sum, in sixteenths
@@ -364,7 +373,9 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
     }
     return o.seconds;
   };
-  if (batch(count) < 0) return;  // warm-up, checked like the rest
+  if (batch(count) < 0) return;  // warm-up, checked like the rest (and the runner maps the inputs)
+  // Only the timed batches and the ceiling need the GPU alone.
+  if (!take_gpu_alone()) GTEST_SKIP() << "not timed: the grader did not grant the GPU alone";
   BatchTimes times;
   times.calls = count;
   for (int r = 0; r < kRounds; ++r) {
