@@ -133,31 +133,46 @@ Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::siz
   const std::size_t bytes = count * sizeof(float4);
   DeviceBuffer<float> sink(1);
   const DeviceInfo info = device_info();
-  Ceiling best;
-  for (int blocks_per_sm : kCeilingBlocksPerSm) {
+  // One batch: a launch per input with one configuration; its seconds.
+  auto batch = [&](int blocks_per_sm, int loads) {
     const unsigned grid = static_cast<unsigned>(blocks_per_sm * info.multiprocessors);
+    const auto start = std::chrono::steady_clock::now();
+    for (const float* in : inputs) {
+      launch_streaming_read(loads, grid, reinterpret_cast<const float4*>(in), count, sink.data(), stream);
+    }
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double batch_bytes = double(bytes) * inputs.size();
+  Ceiling best;
+  // A screen of every configuration (a warm-up and kScreenRounds batches each, their fastest), then
+  // `rounds` batches of the fastest: 8 x 3 + 10 batches where every configuration measured in full
+  // took 80. The GPU is held alone meanwhile (the timed test's window), so fewer is cheaper for
+  // every other test process; the chapter and the reference are measured the same way.
+  constexpr int kScreenRounds = 2;
+  int best_blocks = kCeilingBlocksPerSm[0], best_loads = kCeilingLoads[0];
+  double best_screen = 0;
+  for (int blocks_per_sm : kCeilingBlocksPerSm) {
     for (int loads : kCeilingLoads) {
-      auto batch = [&](std::size_t calls) {
-        const auto start = std::chrono::steady_clock::now();
-        for (std::size_t b = 0; b < calls; ++b) {
-          launch_streaming_read(loads, grid, reinterpret_cast<const float4*>(inputs[b]), count, sink.data(), stream);
-        }
-        WORKBOOK_CUDA_CHECK(cudaGetLastError());
-        WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      };
-      batch(inputs.size());  // warm-up
-      BatchTimes t;
-      t.calls = static_cast<int>(inputs.size());
-      for (int r = 0; r < rounds; ++r) t.many.push_back(batch(inputs.size()));
-      const double gbps = bytes / t.per_call_s() / 1e9;
-      if (gbps > best.gbps) {
-        best.gbps = gbps;
-        best.spread = t.spread();
+      batch(blocks_per_sm, loads);  // warm-up
+      double fastest = 1e30;
+      for (int r = 0; r < kScreenRounds; ++r) fastest = std::min(fastest, batch(blocks_per_sm, loads));
+      best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, batch_bytes / fastest / 1e9);
+      if (batch_bytes / fastest > best_screen) {
+        best_screen = batch_bytes / fastest;
+        best_blocks = blocks_per_sm;
+        best_loads = loads;
       }
-      best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, bytes / t.fastest_per_call_s() / 1e9);
     }
   }
+  batch(best_blocks, best_loads);  // warm-up
+  BatchTimes t;
+  t.calls = static_cast<int>(inputs.size());
+  for (int r = 0; r < rounds; ++r) t.many.push_back(batch(best_blocks, best_loads));
+  best.gbps = bytes / t.per_call_s() / 1e9;
+  best.spread = t.spread();
+  best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, bytes / t.fastest_per_call_s() / 1e9);
   return best;
 }
 
