@@ -228,6 +228,10 @@ int run_grader(int argc, char** argv) {
                  "the longest a timed run waits, in seconds, for its batch to fill while other tests run")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
+  app.add_flag("--drain-whole-parts{false}", opt.drain_between_tests,
+               "a timed test waits for every other test process on its GPU to finish its part (the tests, or a "
+               "sanitizer tool's run) instead of its current test (the default: judges wait between tests while a "
+               "timed test has the GPU alone)");
   app.add_flag("--separate-judges", opt.separate_judges,
                "start a judge process for each part of a chapter (its tests, its timed tests, each sanitizer "
                "tool) instead of one judge for all of them (the default: four judges and their CUDA "

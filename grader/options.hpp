@@ -34,6 +34,8 @@ struct Options {
   int timed_batch = 1;                        // timed runs served together once the shared tests drain
   double timed_patience_s = kTimedPatienceS;  // the longest a timed run waits for its batch
   bool separate_judges = false;               // a judge for each part of a chapter, not one for all (tester.hpp)
+  bool drain_between_tests = true;            // a timed test waits for one test of each other judge, not all
+                                              // their tests (--drain-whole-parts turns it off)
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;

@@ -78,6 +78,7 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         break;
       case Event::hang: run.hang = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024); break;
       case Event::alone: run.asked_alone = true; break;
+      case Event::between: break;  // only asks for a grant
       case Event::end:
       case Event::sanitized:
         run.ended = true;

@@ -359,6 +359,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   const std::string alone_filter = gtest_filter(session_.alone_tests(spec.slug));
   std::vector<std::string> argv = judge_command(spec, "learner", runner, "-" + alone_filter);
   argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
+  if (session_.options().drain_between_tests) argv.insert(argv.end() - 1, "--yield-between-tests");
   const std::string sanitizer = session_.options().sanitize ? find_tool("compute-sanitizer") : "";
   const std::size_t tools = sanitizer.empty() ? 0 : names::kSanitizerTools.size();
   if (tools) {
@@ -405,6 +406,15 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   // test (they would not count), as run_part does; each tool's run to a chapter that is not
   // clean so far (a failed or missing test, or an earlier tool's finding), as sanitize does.
   const auto on_event = [&](Event event, const TestRun& so_far) {
+    if (event == Event::between) {
+      // Between two tests: where a timed test waits for the GPU alone, this judge waits here for it
+      // (its place beside the others given back and taken again; at once when nothing waits).
+      if (holds == Holds::shared) {
+        gate_.unlock_shared();
+        gate_.lock_shared();
+      }
+      return Grant::grant;
+    }
     if (event == Event::alone) {
       leave();
       if (any_failed(so_far)) return Grant::refuse;

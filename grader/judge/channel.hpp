@@ -24,6 +24,9 @@ enum class Event {
                  // grant (one byte on the descriptor in kGrantFdVariable; none: they do not run)
   sanitize,      // after end: the sanitized tests under compute-sanitizer's tool come next, in a new
                  // chapter's process: tool; the judge waits for a grant as for alone
+  between,       // between two tests (with --yield-between-tests): the judge waits for a grant before
+                 // the next, so that a timed test waiting for the GPU alone waits for one test of
+                 // each other process, not for all their tests
   sanitized,     // that run ended: tool, problem ("" or why it could not start), ran, runner_exit,
                  // output_bytes, output_kept, findings (the tool's own lines, kSanitizerLogFd); its
                  // tests' events came between the two
@@ -36,6 +39,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::end, "end"},
                                      {Event::alone, "alone"},
                                      {Event::sanitize, "sanitize"},
+                                     {Event::between, "between"},
                                      {Event::sanitized, "sanitized"}})
 
 //! A test's result word.

@@ -44,6 +44,7 @@ cudaStream_t g_stream = nullptr;
 std::string g_broken;  // why the subject can run no more calls (set by run_calls)
 bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
+bool g_yield_between_tests = false;             // --yield-between-tests
 bool g_starved = false;                         // the running test lacked memory another process held
 
 // A descriptor the grader opened before it started this process, its number in `variable`
@@ -124,6 +125,9 @@ class Reporter : public ::testing::EmptyTestEventListener {
 
  private:
   void OnTestStart(const ::testing::TestInfo& info) override {
+    // A point where this process has nothing on the GPU: the grader may hold it here while a timed
+    // test has the GPU alone (the answer comes at once otherwise).
+    if (g_yield_between_tests) granted({{"event", Event::between}});
     results().send({{"event", Event::start}, {"name", full_name(info)}});
     out_of_memory_before_ = out_of_memory_count();
     g_starved = false;
@@ -197,7 +201,8 @@ struct Arguments {
   std::string chapter;
   RunnerOptions runner;
   bool remote = false;
-  std::string alone_tests;  // a gtest filter: run after the others, once the grader grants the GPU alone
+  bool yield_between_tests = false;  // ask the grader between tests (Event::between)
+  std::string alone_tests;           // a gtest filter: run after the others, once the grader grants the GPU alone
   // Then, tool by tool once the grader grants each, these tests under compute-sanitizer.
   std::vector<std::string> sanitize_tools;
   std::string sanitizer, sanitized_tests;
@@ -228,6 +233,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
       a.runner.wrapper.push_back(*v);
     else if (arg == "--interactive")
       a.runner.interactive = true;
+    else if (arg == "--yield-between-tests")
+      a.yield_between_tests = true;
     else if (auto v = value("--alone-tests"))
       a.alone_tests = *v;
     else if (auto v = value("--sanitize"))
@@ -245,7 +252,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
                  "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
                  "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
-                 "[--alone-tests=<gtest filter>] [--sanitizer=<compute-sanitizer> --sanitized-tests=<gtest filter> "
+                 "[--alone-tests=<gtest filter>] [--yield-between-tests] [--sanitizer=<compute-sanitizer> "
+                 "--sanitized-tests=<gtest filter> "
                  "--sanitize=<tool>...], and gtest flags)\n",
                  arg);
       return std::nullopt;
@@ -412,6 +420,7 @@ int main(int argc, char** argv) {
   if (!args) return 2;
   const std::vector<Entry> linked = all_entries();
   std::string chapter = args->chapter;
+  g_yield_between_tests = args->yield_between_tests;
   if (chapter.empty() && !linked.empty()) chapter = linked.front().chapter;
   if (g_subject.empty()) g_subject = !args->remote && !linked.empty() ? linked.front().subject : "learner";
   try {
