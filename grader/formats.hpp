@@ -1,4 +1,4 @@
-// The per-submission JSON report (schema 3) in the formats course tools read:
+// The per-submission JSON report (schema 4) in the formats course tools read:
 // a Markdown page for the student, Gradescope's and PrairieLearn's
 // results.json, JUnit XML for CI test reporters, a gradebook CSV and a class
 // summary for the terminal. Pure functions of reports: no files, no clock.

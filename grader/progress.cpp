@@ -43,20 +43,20 @@ std::string save(json doc) {
 }  // namespace
 
 void to_json(json& j, const ChapterProgress& c) {
-  j = {{"status", c.status},
-       {"detail", c.detail},
+  j = {{"detail", c.detail},
        {"date", c.date},
        {"points", c.points},
        {"max_points", c.max_points},
        {"required_fraction", c.required_fraction},
        {"learner_gbps", c.learner_gbps ? json(*c.learner_gbps) : json(nullptr)},
        {"bandwidth_ratio", c.bandwidth_ratio ? json(*c.bandwidth_ratio) : json(nullptr)}};
+  put_status(j, c.status);
 }
 
 void from_json(const json& j, ChapterProgress& c) {
   using namespace json_fields;
   c = ChapterProgress{};
-  c.status = Status::from_word(text(j, "status"));
+  c.status = status_of(j);
   c.detail = text(j, "detail");
   c.date = text(j, "date");
   c.points = number(j, "points").value_or(0);

@@ -32,7 +32,6 @@ void to_json(json& j, const ChapterReport& c) {
   j = {{"slug", c.slug},
        {"version", c.version},
        {"title", c.title},
-       {"status", c.status},
        {"detail", c.detail},
        {"tests_passed", c.tests_passed},
        {"tests_total", c.tests_total},
@@ -55,6 +54,7 @@ void to_json(json& j, const ChapterReport& c) {
        {"sandboxed", c.sandboxed},
        {"output_bytes", c.output_bytes},
        {"output_kept", c.output_kept}};
+  put_status(j, c.status);
   if (!c.output_note.empty()) j["output_note"] = c.output_note;
   j["refusals"] = json::array();
   for (const ReportRefusal& f : c.refusals) j["refusals"].push_back({{"check", f.check}, {"reason", f.reason}});
@@ -76,7 +76,7 @@ void from_json(const json& j, ChapterReport& c) {
   c.slug = text(j, "slug", c.slug);
   c.version = text(j, "version");
   c.title = text(j, "title");
-  c.status = Status::from_word(text(j, "status"));
+  c.status = status_of(j);
   c.detail = text(j, "detail");
   c.tests_passed = static_cast<int>(number(j, "tests_passed").value_or(0));
   c.tests_total = static_cast<int>(number(j, "tests_total").value_or(0));

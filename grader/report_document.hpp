@@ -18,7 +18,7 @@
 namespace grader {
 
 //! The version of the JSON report's layout, in every report.
-constexpr int kReportSchema = 3;
+constexpr int kReportSchema = 4;
 
 struct ReportDevice {
   std::string name, driver_cuda, runtime_cuda;

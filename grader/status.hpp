@@ -46,13 +46,19 @@ class Status {
   Status(Code code) : code_(code) {}  // NOLINT(google-explicit-constructor): `r.status = Status::failed`
   //! Skipped on this GPU, for want of `feature` ("sm_90").
   static Status skipped_for(std::string feature);
-  //! The status a word names, as a report holds it; never throws.
+  //! The status a word names ("does not compile", "skipped: needs sm_90"); never throws.
   static Status from_word(std::string_view word);
+  //! The status a key names ("does_not_compile"; "skipped" with what it `needs`), as reports hold
+  //! it; else the word a report before schema 4 held; never throws.
+  static Status from_key(std::string_view key, std::string_view needs = "");
 
   Code code() const { return code_; }
   bool is_pending() const { return code_ == Code::pending; }
   const std::string& feature() const { return text_; }
-  //! The word reports and tables show: "passed", "skipped: needs sm_90", "" while pending.
+  //! The stable key reports hold and scripts match: "passed", "does_not_compile", "no_gpu",
+  //! "skipped" (what it needs is feature()), "" while pending.
+  std::string key() const;
+  //! The word people read in tables and messages: "does not compile", "skipped: needs sm_90".
   std::string word() const;
   //! The word, or `fallback` while pending ("no status", "-"), for what people read.
   std::string word_or(std::string_view fallback) const { return is_pending() ? std::string(fallback) : word(); }
@@ -73,9 +79,10 @@ class Status {
   std::string text_;  // skipped: the feature; unrecognised: the word as read
 };
 
-//! As a JSON string, the word; read back with from_word (a value that is not a string: pending).
-void to_json(nlohmann::json& j, const Status& s);
-void from_json(const nlohmann::json& j, Status& s);
+//! A status as a report's or progress file's object holds it: "status" (the key), "status_text"
+//! (the word) and, when skipped, "needs".
+void put_status(nlohmann::json& j, const Status& s);
+Status status_of(const nlohmann::json& j);
 
 }  // namespace grader
 

@@ -96,7 +96,8 @@ TEST(ReportDocument, WrittenAndReadBackIsTheSameReport) {
   for (std::size_t i = 0; i < doc.chapters.size(); ++i) {
     const json& c = original["chapters"][i];
     EXPECT_EQ(doc.chapters[i].slug, c.at("slug").get<std::string>());
-    EXPECT_EQ(doc.chapters[i].status.word(), c.at("status").get<std::string>());
+    EXPECT_EQ(doc.chapters[i].status.key(), c.at("status").get<std::string>());
+    EXPECT_EQ(doc.chapters[i].status.word(), c.at("status_text").get<std::string>());
     EXPECT_EQ(doc.chapters[i].points, c.at("points").get<double>());
     EXPECT_EQ(doc.chapters[i].failed.size(), c.at("failed_tests").size());
   }
@@ -272,7 +273,7 @@ TEST(PrairieLearn, NotGradedIsNotGradableAndHasNoScore) {
 
 TEST(PrairieLearn, AGradedReportWithFailuresIsStillGradable) {
   json r = graded();
-  for (json& c : r["chapters"]) c["status"] = "does not compile";
+  for (json& c : r["chapters"]) c["status"] = "does_not_compile";
   EXPECT_EQ(json::parse(prairielearn_results(r)).at("gradable"), true);
 }
 

@@ -63,7 +63,7 @@ fi
 for f in alice.json results.json pl.json junit.xml feedback.md; do [ -s "$f" ] || fail "$f was not written here"; done
 grep -Eq '"seed": 0,?$' alice.json || fail "--seed 0 is a seed like any other"
 if [ $rc -eq 3 ]; then
-  grep -q '"status": "not graded: no GPU"' alice.json || fail "no GPU: the report must say not graded"
+  grep -q '"status": "no_gpu"' alice.json || fail "no GPU: the report must say not graded"
   grep -q '"gradable": false' pl.json || fail "no GPU: PrairieLearn must be told it is not gradable"
 fi
 

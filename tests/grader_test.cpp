@@ -278,7 +278,9 @@ TEST(Status, OneTableClassifiesEveryStatus) {
     EXPECT_EQ(status.is_done(), outcome == O::passed || outcome == O::skipped) << word;
     EXPECT_EQ(status.was_tested(), outcome != O::untested && outcome != O::unknown) << word;
     EXPECT_EQ(Status::from_word(word), status) << word;
-    EXPECT_EQ(nlohmann::json(status).get<Status>(), status) << word;
+    nlohmann::json j;
+    put_status(j, status);
+    EXPECT_EQ(status_of(j), status) << word;
   }
   EXPECT_EQ(Status::skipped_for("sm_90").word(), "skipped: needs sm_90");
   EXPECT_EQ(Status::from_word("skipped: needs sm_90").feature(), "sm_90");
@@ -286,7 +288,7 @@ TEST(Status, OneTableClassifiesEveryStatus) {
   EXPECT_EQ(Status::from_word("skipped: needs NCCL").feature(), "NCCL");
   EXPECT_EQ(Status::from_word("a status no one knows").word(), "a status no one knows");
   EXPECT_EQ(fmt::format("[{:<8}]", Status(Status::failed)), "[failed  ]");
-  EXPECT_TRUE(nlohmann::json(3).get<Status>().is_pending()) << "a value that is not a word";
+  EXPECT_TRUE(status_of({{"status", 3}}).is_pending()) << "a value that is not a key";
   EXPECT_EQ(Status().word_or("no status"), "no status");
 }
 
@@ -348,7 +350,28 @@ TEST(Reports, ASkippedChapterCountsForNothing) {
   EXPECT_TRUE(doc["complete"].get<bool>());
   EXPECT_EQ(doc["points"], 10);
   EXPECT_EQ(doc["max_points"], 10) << "a skipped chapter's points are not counted";
-  EXPECT_EQ(doc["chapters"][1]["status"], "skipped: needs sm_90");
+  EXPECT_EQ(doc["chapters"][1]["status"], "skipped");
+  EXPECT_EQ(doc["chapters"][1]["needs"], "sm_90");
+  EXPECT_EQ(doc["chapters"][1]["status_text"], "skipped: needs sm_90");
+  EXPECT_EQ(doc["chapters"][0]["status"], "passed");
+  EXPECT_EQ(doc["chapters"][0].count("needs"), 0u);
+}
+
+TEST(Status, KeysForScriptsWordsForPeople) {
+  // Every status reads back from its key, and from the word an older report held.
+  for (const Status& s : {Status(Status::passed), Status(Status::does_not_compile), Status(Status::timed_out),
+                          Status(Status::no_gpu), Status(Status::not_graded), Status::skipped_for("2 GPUs")}) {
+    nlohmann::json j;
+    put_status(j, s);
+    EXPECT_EQ(status_of(j), s) << j.dump();
+    EXPECT_EQ(Status::from_word(s.word()), s) << s.word();
+  }
+  EXPECT_EQ(Status(Status::does_not_compile).key(), "does_not_compile");
+  EXPECT_EQ(Status(Status::does_not_compile).word(), "does not compile");
+  EXPECT_EQ(Status(Status::no_gpu).key(), "no_gpu");
+  EXPECT_EQ(Status::from_key("timed out"), Status(Status::timed_out)) << "a schema-3 report's word";
+  EXPECT_EQ(Status::from_key("skipped: needs sm_90"), Status::skipped_for("sm_90")) << "a schema-3 report's word";
+  EXPECT_EQ(Status::from_key("bogus").code(), Status::unrecognised);
 }
 
 TEST(Submissions, FoundNamedAndSliced) {

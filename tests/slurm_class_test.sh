@@ -412,7 +412,7 @@ if r.get("graded") is not False: problems.append(f'"graded" is {r.get("graded")!
 chapters = r.get("chapters") or []
 if not any(c.get("slug", "").startswith("00") for c in chapters): problems.append("no chapter 00")
 for c in chapters:
-    if c.get("status") != "not graded: no GPU":
+    if c.get("status") != "no_gpu":
         problems.append(f'{c.get("slug")}: "{c.get("status")}"')
 if problems: print(f"{sys.argv[2]}: " + "; ".join(problems)); sys.exit(1)
 EOF

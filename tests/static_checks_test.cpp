@@ -117,7 +117,7 @@ struct Case {
   bool compile = false;              // compile and check the object too
   bool expect_rejected = false;      // from the expect line
   std::string expect_regex;          // a refusal's reason must match it
-  std::string expect_compile_error;  // `does not compile ~ <regex>`: the compiler's output must match it
+  std::string expect_compile_error;  // `does_not_compile ~ <regex>`: the compiler's output must match it
   std::string header_error;          // a planted file without the two header lines
 };
 
@@ -132,7 +132,7 @@ void read_header(Case& c) {
     c.header_error = "the first line must be `// hostile: <what it tries>` or `// honest: ...`";
     return;
   }
-  static const std::regex expect_re(R"(^// expect: (rejected ~ (.+)|does not compile ~ (.+)|\S.*)$)");
+  static const std::regex expect_re(R"(^// expect: (rejected ~ (.+)|does_not_compile ~ (.+)|\S.*)$)");
   std::smatch m;
   if (!std::regex_match(second, m, expect_re)) {
     c.header_error = "the second line must be `// expect: rejected ~ <regex>` or another expectation";

@@ -1,5 +1,5 @@
 // hostile: keeps its kernel in a header beside kernel.cu (a file the grader never sees)
-// expect: does not compile ~ block_tree\.cuh.*only each chapter.s kernel\.cu is graded
+// expect: does_not_compile ~ block_tree\.cuh.*only each chapter.s kernel\.cu is graded
 // Chapter 01 (V1): removing warp divergence.
 #include "workbook/chapter.cuh"
 

@@ -1,5 +1,5 @@
 // hostile: fills its scratch folder with 2 GiB, tries the host's /tmp, then hangs
-// expect: timed out ~ never finishes|never returns|did not finish
+// expect: timed_out ~ never finishes|never returns|did not finish
 // leaves: wb-disk-02 /tmp/workbook-disk-02
 // A correct block pass whose first call names itself wb-disk-02, writes up to 2 GiB into its
 // working folder (the sandbox's scratch) and a file in the host's /tmp, with raw system calls hidden

@@ -1,5 +1,5 @@
 // hostile: an #error whose text holds terminal escapes, a C1 control and a right-to-left override, for the compile-error path
-// expect: does not compile ~ #error
+// expect: does_not_compile ~ #error
 // The compiler quotes the directive in its error, and the grader shows that error in every report:
 // the escape, the CSI (U+009B) and the override (U+202E) must show as `\x1b`, `<U+009B>` and
 // `<U+202E>` (grader_test: Text.LearnerTextIsShownOnOneVisibleLine), not act on the reader.
