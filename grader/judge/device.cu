@@ -1,5 +1,10 @@
 #include "judge/device.hpp"
 
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "judge/inputs.hpp"
@@ -167,15 +172,89 @@ void fill_words(void* dst, std::uint32_t bits, std::size_t count, cudaStream_t s
 }
 
 std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> sum(1);
-  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
-  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(data), words,
-                                                                 sum.data());
+  Scans scans(stream);
+  return scans.value(scans.fingerprint(data, words));
+}
+
+namespace {
+
+// Blocks of Scans::kMaxSlots result words, device and pinned host, by device; a Scans takes one
+// while it lives and gives it back. Made once each, kept for the process's life: a cudaMalloc and
+// cudaFree around every scan would cost a synchronization of the whole device each.
+struct SlotBlock {
+  unsigned long long* device = nullptr;
+  unsigned long long* host = nullptr;
+};
+std::map<int, std::vector<SlotBlock>>& idle_slot_blocks() {
+  static std::map<int, std::vector<SlotBlock>> blocks;
+  return blocks;
+}
+
+}  // namespace
+
+int Scans::take(std::uint64_t none) {
+  if (used_ == kMaxSlots) throw std::logic_error("more scans enqueued at once than Scans::kMaxSlots");
+  if (!device_) {
+    WORKBOOK_CUDA_CHECK(cudaGetDevice(&gpu_));
+    std::vector<SlotBlock>& idle = idle_slot_blocks()[gpu_];
+    SlotBlock b;
+    if (!idle.empty()) {
+      b = idle.back();
+      idle.pop_back();
+    } else {
+      WORKBOOK_CUDA_CHECK(cudaMalloc(&b.device, kMaxSlots * sizeof(unsigned long long)));
+      WORKBOOK_CUDA_CHECK(cudaMallocHost(&b.host, kMaxSlots * sizeof(unsigned long long)));
+    }
+    device_ = b.device;
+    host_ = b.host;
+  }
+  none_[used_] = none;
+  return used_++;
+}
+
+Scans::~Scans() {
+  if (!device_) return;
+  if (used_ > 0 && !waited_) cudaStreamSynchronize(stream_);  // nothing enqueued may still write the block
+  idle_slot_blocks()[gpu_].push_back({device_, host_});
+}
+
+int Scans::first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits) {
+  const int slot = take(to);
+  // All ones: larger than any index, so atomicMin keeps the first mismatch and value() reads
+  // "none" as `to`.
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(device_ + slot, 0xff, sizeof(unsigned long long), stream_));
+  if (from < to) {
+    first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data),
+                                                                           from, to, bits, device_ + slot);
+    WORKBOOK_CUDA_CHECK(cudaGetLastError());
+  }
+  return slot;
+}
+
+int Scans::fingerprint(const void* data, std::size_t words) {
+  const int slot = take(~std::uint64_t(0));
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(device_ + slot, 0, sizeof(unsigned long long), stream_));
+  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data), words,
+                                                                  device_ + slot);
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  unsigned long long host = 0;
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
+  return slot;
+}
+
+void Scans::fetch() {
+  if (fetched_ || !device_) return;
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(host_, device_, used_ * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream_));
+  fetched_ = true;
+}
+
+std::uint64_t Scans::value(int slot) {
+  if (slot < 0 || slot >= used_) throw std::logic_error("no such scan");
+  fetch();
+  if (!waited_) {
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream_));  // returns at once when a download already waited
+    waited_ = true;
+  }
+  return std::min<std::uint64_t>(host_[slot], none_[slot]);
 }
 
 GuardedInput::GuardedInput(std::size_t n, std::size_t offset)
@@ -190,10 +269,11 @@ void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
 void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(writable(), 0, n_ * sizeof(float), stream));
-  for (const auto& [index, value] : values) {
-    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable() + index, &value, sizeof(float), cudaMemcpyHostToDevice, stream));
-    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `value` is a loop-local copy
+  if (values.empty()) {
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
   }
+  set(values, stream);  // one copy and one wait for every mark, not one of each per mark
 }
 
 void GuardedInput::fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_t stream) {
@@ -213,19 +293,32 @@ void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) { fill_d
 
 void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   if (values.empty()) return;
-  DeviceBuffer<std::size_t> at(values.size());
-  DeviceBuffer<float> to(values.size());
+  // Where the positions and values go on the device: kept by device and grown as needed, since a
+  // cudaFree synchronizes the whole device and an input is set before every timed call.
+  struct Staging {
+    DeviceBuffer<std::size_t> at;
+    DeviceBuffer<float> to;
+  };
+  static std::map<int, Staging> staging;
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  Staging& room = staging[device];
+  if (room.at.size() < values.size()) {
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier set may still read the old room
+    room.at = DeviceBuffer<std::size_t>(values.size());
+    room.to = DeviceBuffer<float>(values.size());
+  }
   std::vector<std::size_t> host_at;
   std::vector<float> host_to;
   for (const auto& [index, value] : values) {
     host_at.push_back(index);
     host_to.push_back(value);
   }
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(room.at.data(), host_at.data(), values.size() * sizeof(std::size_t),
+                                      cudaMemcpyHostToDevice, stream));
   WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(at.data(), host_at.data(), values.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
-  WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(to.data(), host_to.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  scatter_kernel<<<1, 256, 0, stream>>>(writable(), at.data(), to.data(), values.size());
+      cudaMemcpyAsync(room.to.data(), host_to.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<1, 256, 0, stream>>>(writable(), room.at.data(), room.to.data(), values.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
 }
@@ -269,6 +362,8 @@ std::uint64_t GuardedInput::fingerprint(cudaStream_t stream) const {
   return workbook::fingerprint(base_.data(), base_.size(), stream);
 }
 
+int GuardedInput::fingerprint(Scans& scans) const { return scans.fingerprint(base_.data(), base_.size()); }
+
 GuardedOutput::GuardedOutput(std::size_t capacity) : capacity_(capacity), base_(capacity + kGuard) {}
 
 void GuardedOutput::poison(cudaStream_t stream) { fill_words(base_.data(), kPoisonBits, base_.size(), stream); }
@@ -286,21 +381,23 @@ std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t strea
 std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
                            cudaStream_t stream) {
   if (from >= to) return to;
-  DeviceBuffer<unsigned long long> first(1);
-  const unsigned long long none = to;
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(first.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
-  first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream>>>(static_cast<const std::uint32_t*>(data), from,
-                                                                        to, bits, first.data());
-  WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  unsigned long long host = none;
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, first.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::size_t>(host);
+  Scans scans(stream);
+  return static_cast<std::size_t>(scans.value(scans.first_mismatch(data, from, to, bits)));
 }
 
 std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
-  const std::size_t first = first_mismatch(base_.data(), from, base_.size(), kPoisonBits, stream);
-  if (first == base_.size()) return "";
+  Scans scans(stream);
+  const int slot = scan_stray_writes(scans, from);
+  return explain_stray_writes(scans, slot, from);
+}
+
+int GuardedOutput::scan_stray_writes(Scans& scans, std::size_t from) const {
+  return scans.first_mismatch(base_.data(), from, base_.size(), kPoisonBits);
+}
+
+std::string GuardedOutput::explain_stray_writes(Scans& scans, int slot, std::size_t from) const {
+  const std::size_t first = static_cast<std::size_t>(scans.value(slot));
+  if (first >= base_.size()) return "";
   if (first >= capacity_) {
     return fmt::format(
         "output element {} was written: that is past the end of the {} the "
@@ -318,12 +415,23 @@ GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
 }
 
 std::string GuardedWorkspace::explain_overrun(cudaStream_t stream) const {
-  const std::size_t before = first_mismatch(base_.data(), 0, kGuardWords, kPoisonBits, stream);
+  Scans scans(stream);
+  const int first_slot = scan_guards(scans);
+  return explain_overrun(scans, first_slot);
+}
+
+int GuardedWorkspace::scan_guards(Scans& scans) const {
+  const int before = scans.first_mismatch(base_.data(), 0, kGuardWords, kPoisonBits);
+  scans.first_mismatch(base_.data(), kGuardWords + words_, base_.size(), kPoisonBits);
+  return before;
+}
+
+std::string GuardedWorkspace::explain_overrun(Scans& scans, int first_slot) const {
+  const std::size_t before = static_cast<std::size_t>(scans.value(first_slot));
   if (before != kGuardWords) {
     return fmt::format("the workspace was written {} bytes before its start\n", (kGuardWords - before) * 4);
   }
-  const std::size_t end = kGuardWords + words_;
-  const std::size_t after = first_mismatch(base_.data(), end, base_.size(), kPoisonBits, stream);
+  const std::size_t after = static_cast<std::size_t>(scans.value(first_slot + 1));
   if (after != base_.size()) {
     return fmt::format(
         "the workspace was written at byte {}, but workspace_bytes(n) asked for "

@@ -86,6 +86,38 @@ void sum_partials_into(const float* partials, std::size_t count, double* dst, cu
 //! The first word in [from, to) of `data` that is not `bits`, or `to` if none.
 std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits, cudaStream_t stream);
 
+//! Scans of device memory enqueued on one stream and read back together, with one wait for all:
+//! the checks after a call cost one round trip to the GPU, not one each (beside other processes,
+//! each round trip waits for the GPU's time slice). Their results live in a few words of device
+//! and pinned host memory kept for the process's life, so a scan allocates nothing.
+class Scans {
+ public:
+  static constexpr int kMaxSlots = 8;
+  explicit Scans(cudaStream_t stream) : stream_(stream) {}
+  Scans(const Scans&) = delete;
+  Scans& operator=(const Scans&) = delete;
+  ~Scans();
+  //! Enqueues first_mismatch(data, from, to, bits); returns its slot.
+  int first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits);
+  //! Enqueues fingerprint(data, words); returns its slot.
+  int fingerprint(const void* data, std::size_t words);
+  //! Enqueues the copy of every result to the host. A later wait for the stream (a download, or
+  //! value()) makes them readable.
+  void fetch();
+  //! Slot `slot`'s result; fetches and waits for the stream first if that has not been done.
+  std::uint64_t value(int slot);
+
+ private:
+  int take(std::uint64_t none);
+  cudaStream_t stream_;
+  int gpu_ = 0;
+  int used_ = 0;
+  std::uint64_t none_[kMaxSlots] = {};  // first_mismatch's "to": what a slot holds when nothing differs
+  bool fetched_ = false, waited_ = false;
+  unsigned long long* device_ = nullptr;
+  unsigned long long* host_ = nullptr;
+};
+
 //! A read-only input of n floats placed `offset` floats past a 16-byte
 //! boundary (offset 1..3 misaligns it), with a NaN slack before and after
 //! it: a kernel that adds anything outside in[0, n) gets a NaN.
@@ -106,6 +138,8 @@ class GuardedInput {
   void set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.
   std::uint64_t fingerprint(cudaStream_t stream) const;
+  //! The same, enqueued among other scans; returns its slot.
+  int fingerprint(Scans& scans) const;
 
  private:
   //! A kernel that writes element i of a seeded input: dst[i] for i < n.
@@ -129,6 +163,9 @@ class GuardedOutput {
   //! "" if [from, capacity) still holds poison and the guard band is intact;
   //! otherwise where the first stray write is.
   std::string explain_stray_writes(std::size_t from, cudaStream_t stream) const;
+  //! The same in two steps: enqueue the scan among others, then explain once they are read.
+  int scan_stray_writes(Scans& scans, std::size_t from) const;
+  std::string explain_stray_writes(Scans& scans, int slot, std::size_t from) const;
 
  private:
   std::size_t capacity_;
@@ -145,6 +182,9 @@ class GuardedWorkspace {
   std::size_t bytes() const { return bytes_; }
   //! "" if both guard bands are intact, else where the overrun is.
   std::string explain_overrun(cudaStream_t stream) const;
+  //! The same in two steps: enqueue the two guard bands' scans, then explain once they are read.
+  int scan_guards(Scans& scans) const;  // the first of two slots
+  std::string explain_overrun(Scans& scans, int first_slot) const;
 
  private:
   std::size_t bytes_, words_;  // words_: the workspace in 4-byte words, rounded up

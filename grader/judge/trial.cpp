@@ -57,24 +57,32 @@ TrialResult Trial::check(const GuardedInput& input, const remote::CallResult* re
   }
   if (!result) return t;
   const std::size_t n = input.size();
+  // Every scan of the guards and the input is enqueued first, then read with the output in one
+  // wait: beside other processes each wait for the GPU costs a time slice.
+  Scans scans(stream());
+  const int workspace_slot = is_full() ? workspace_.scan_guards(scans) : -1;
+  const int input_slot = input.fingerprint(scans);
   std::size_t written = 1;
-  if (is_full()) {
-    t.total = out_.download(1, stream())[0];
-    t.problems += workspace_.explain_overrun(stream());
-  } else {
-    const std::size_t count = result->count;
-    if (count > out_.capacity()) {
-      t.problems +=
-          fmt::format("the launcher returned {} partials; the harness provides room for {}\n", count, out_.capacity());
+  if (!is_full()) {
+    written = result->count;
+    if (written > out_.capacity()) {
+      t.problems += fmt::format("the launcher returned {} partials; the harness provides room for {}\n", written,
+                                out_.capacity());
       return t;
     }
-    if (n > 0 && count == 0) t.problems += fmt::format("the launcher returned 0 partials for n = {}\n", n);
-    if (n == 0 && count != 0) t.problems += fmt::format("for n = 0 the launcher must return 0, not {}\n", count);
-    t.partials = out_.download(count, stream());
-    written = count;
+    if (n > 0 && written == 0) t.problems += fmt::format("the launcher returned 0 partials for n = {}\n", n);
+    if (n == 0 && written != 0) t.problems += fmt::format("for n = 0 the launcher must return 0, not {}\n", written);
   }
-  t.problems += out_.explain_stray_writes(written, stream());
-  if (input.fingerprint(stream()) != fingerprint_) {
+  const int output_slot = out_.scan_stray_writes(scans, written);
+  scans.fetch();
+  if (is_full()) {
+    t.total = out_.download(1, stream())[0];  // waits for the stream: the scans' results too
+    t.problems += workspace_.explain_overrun(scans, workspace_slot);
+  } else {
+    t.partials = out_.download(written, stream());
+  }
+  t.problems += out_.explain_stray_writes(scans, output_slot, written);
+  if (scans.value(input_slot) != fingerprint_) {
     t.problems += "the input (or the memory around it) was modified: the input is const\n";
   }
   return t;

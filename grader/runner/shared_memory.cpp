@@ -197,6 +197,14 @@ void* SharedMemory::allocate(std::size_t bytes) {
   a.bytes = bytes;
   const std::size_t granularity = memory->granularity(a.device);
   a.mapped = (bytes + granularity - 1) / granularity * granularity;
+  if (const auto kept = memory->kept_.find({a.device, a.mapped}); kept != memory->kept_.end()) {
+    Allocation again = kept->second;  // its id too: the runner still maps it
+    memory->kept_.erase(kept);
+    memory->kept_bytes_ -= again.mapped;
+    again.bytes = bytes;
+    memory->allocations_[again.base] = again;
+    return again.base;
+  }
   const CUmemAllocationProp prop = properties(a.device);
   CUmemGenericAllocationHandle handle = 0;
   if (const CUresult r = d.create(&handle, a.mapped, &prop, 0); r != CUDA_SUCCESS) {
@@ -224,11 +232,16 @@ void SharedMemory::release(void* p) {
   if (it == memory->allocations_.end()) return;
   const Allocation a = it->second;
   memory->allocations_.erase(it);
-  if (memory->release_hook_) memory->release_hook_(a.id);
   {
     const DeviceScope on(a.device);
     cudaDeviceSynchronize();  // every stream of this process on its device may still be using it
   }
+  if (a.mapped <= kKeptLargest && memory->kept_bytes_ + a.mapped <= kKeptTotal) {
+    memory->kept_.emplace(std::make_pair(a.device, a.mapped), a);
+    memory->kept_bytes_ += a.mapped;
+    return;
+  }
+  if (memory->release_hook_) memory->release_hook_(a.id);
   unmap_handle(a.base, a.mapped, a.handle);
 }
 

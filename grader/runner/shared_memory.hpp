@@ -5,6 +5,13 @@
 // the judge freed a buffer holds that buffer's memory alive, never memory the judge uses again;
 // the judge's own buffers (expected sums, results) come from cudaMalloc, never from here.
 //
+// A freed buffer of up to kKeptLargest bytes is kept, still mapped in both processes, and handed
+// out again for the next buffer of its size (up to kKeptTotal bytes kept in all): a test's
+// buffers are made and freed by the hundred, and each new one costs the runner a round trip to
+// map it and another to unmap it, each with a synchronization of the device. Only buffers a
+// chapter may be handed are kept, and a kept one is handed to the chapter again, never to the
+// judge's own use; every user fills or poisons a buffer before a call, as it must a new one.
+//
 // (Memory pools exported by descriptor were the first choice; on the H200 with driver 580.159.04
 // a runner that imports an allocation of 8.6 GB from one dies of SIGSEGV inside the driver, with
 // or without the sandbox, while 5 GB works; the virtual-memory API maps 8.6 GB.)
@@ -49,6 +56,9 @@ class SharedMemory {
   static void* allocate(std::size_t bytes);
   static void release(void* p);
 
+  static constexpr std::size_t kKeptLargest = std::size_t(128) << 20;
+  static constexpr std::size_t kKeptTotal = std::size_t(256) << 20;
+
  private:
   SharedMemory() = default;
   //! The allocation granularity of `device`, looked up once.
@@ -56,6 +66,8 @@ class SharedMemory {
   std::map<int, std::size_t> granularity_;
   std::uint64_t next_id_ = 1;
   std::map<const char*, Allocation, std::greater<>> allocations_;  // by base, highest first
+  std::multimap<std::pair<int, std::size_t>, Allocation> kept_;    // freed, by (device, mapped)
+  std::size_t kept_bytes_ = 0;
   std::function<void(std::uint64_t)> release_hook_;
 };
 
