@@ -6,8 +6,6 @@
 // One dispatch turns the problem's (element, operator) into the instance that runs it.
 #include "workbook/chapter.cuh"
 
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include "workbook/any_reduce.cuh"  // given: the block combine, the ticket, the launch
 #include "workbook/operators.cuh"
 
 namespace {
@@ -24,9 +23,10 @@ using workbook::Element;
 using workbook::Operator;
 using workbook::Problem;
 
-constexpr unsigned kThreads = 256;
-constexpr unsigned kLoadsInFlight = 4;  // 16-byte loads per input a thread issues before it adds
-constexpr unsigned kMaxBlocks = 4096;   // the most blocks any instance launches: the workspace's room
+using workbook::any_reduce::combine_blocks;  // the given block combine and last block (chapter 11)
+using workbook::any_reduce::consume_one;
+using workbook::any_reduce::kLoadsInFlight;
+using workbook::any_reduce::kThreads;
 
 // ---- what one thread keeps, and how two results combine: a fold per kind of operator ----
 
@@ -170,33 +170,6 @@ struct MomentsFold {
 
 // ---- the kernel ----
 
-// Every thread's accumulator to thread 0, in a fixed tree (the same for every launch).
-template <class F>
-__device__ typename F::Acc block_combine(typename F::Acc acc) {
-  __shared__ typename F::Acc shared[kThreads];
-  shared[threadIdx.x] = acc;
-  __syncthreads();
-  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] = F::combine(shared[threadIdx.x], shared[threadIdx.x + half]);
-    __syncthreads();
-  }
-  return shared[0];
-}
-
-// Another block's result, read through L2 (__ldcg): this SM's L1 is not coherent with the writes
-// of other SMs (chapter 11).
-template <class Acc>
-__device__ Acc load_from_l2(const Acc* p) {
-  static_assert(sizeof(Acc) % 4 == 0, "accumulators are whole words");
-  unsigned words[sizeof(Acc) / 4];
-  const unsigned* from = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-  for (unsigned k = 0; k < sizeof(Acc) / 4; ++k) words[k] = __ldcg(from + k);
-  Acc a;
-  memcpy(&a, words, sizeof a);
-  return a;
-}
-
 // The elements of one 16-byte load of each input into the thread's fold; `first` is the index of
 // its first element.
 template <class T, class F, bool kTwo>
@@ -210,13 +183,6 @@ __device__ void consume(typename F::Thread& t, const uint4& va, const uint4& vb,
     if constexpr (kTwo) F::add2(t, a[j], b[j]);
     else F::add(t, a[j], first + j);
   }
-}
-
-// One element i of the inputs into the thread's fold.
-template <class T, class F, bool kTwo>
-__device__ void consume_one(typename F::Thread& t, const T* a, const T* b, std::size_t i) {
-  if constexpr (kTwo) F::add2(t, a[i], b[i]);
-  else F::add(t, a[i], static_cast<long long>(i));
 }
 
 // One launch. Elements [0, head) one at a time (up to the first 16-byte boundary of a); then, if
@@ -260,79 +226,15 @@ __global__ void __launch_bounds__(kThreads)
     rest = head + count * per;
   }
   for (std::size_t i = rest + me; i < n; i += stride) consume_one<T, F, kTwo>(t, a, b, i);
-  const typename F::Acc mine = block_combine<F>(F::finish(t));
-  if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = mine;
-    return;
-  }
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = mine;
-    __threadfence();  // release: the partial is visible device-wide before the ticket is taken
-    const bool is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    if (is_last) __threadfence();  // acquire: the reads of the partials stay behind the ticket
-    last = is_last;
-  }
-  __syncthreads();
-  if (!last) return;
-  typename F::Acc all = F::finish(F::start());  // the identity
-  bool any = false;
-  for (unsigned k = threadIdx.x; k < gridDim.x; k += kThreads) {
-    const typename F::Acc p = load_from_l2(partials + k);
-    all = any ? F::combine(all, p) : p;
-    any = true;
-  }
-  all = block_combine<F>(all);
-  if (threadIdx.x == 0) {
-    *out = all;
-    *ticket = 0;
-  }
+  combine_blocks<F>(F::finish(t), partials, ticket, out);
 }
 
 // ---- the launcher ----
 
-// Workspace: the ticket at offset 0, the partials from offset 32, room for kMaxBlocks of the
-// largest accumulator (Moments, 24 bytes).
-constexpr std::size_t kPartialsOffset = 32;
-constexpr std::size_t kLargestAcc = 24;
-static_assert(sizeof(Moments) == kLargestAcc && sizeof(Located<double>) <= kLargestAcc, "the workspace's room");
-
-std::size_t workspace_bytes(std::size_t) { return kPartialsOffset + kMaxBlocks * kLargestAcc; }
-
-// The blocks of `kernel` that fit on the device at once, looked up once per device.
-template <auto kernel>
-unsigned resident_blocks() {
-  static std::atomic<unsigned> cached[64];
-  int device = 0;
-  cudaGetDevice(&device);
-  const auto query = [device] {
-    int sms = 0, per_sm = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
-    return static_cast<unsigned>(std::max(sms, 0) * std::max(per_sm, 0));
-  };
-  if (device < 0 || device >= 64) return query();
-  unsigned blocks = cached[device].load(std::memory_order_relaxed);
-  if (blocks == 0) cached[device].store(blocks = query(), std::memory_order_relaxed);
-  return blocks;
-}
-
+// One instance: the kernel for (T, F), launched by the given launcher.
 template <class T, class F, bool kTwo>
 void launch(const Problem& p, void* workspace, cudaStream_t stream) {
-  constexpr auto kernel = reduce_any_kernel<T, F, kTwo>;
-  constexpr std::size_t per = 16 / sizeof(T);
-  const T* a = static_cast<const T*>(p.a);
-  const T* b = kTwo ? static_cast<const T*>(p.b) : a;
-  const auto misalignment = [](const T* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 / sizeof(T); };
-  const bool vectors = misalignment(a) == misalignment(b);
-  const std::size_t head = vectors ? std::min(p.n, (per - misalignment(a)) % per) : 0;
-  const std::size_t useful = (p.n + per * kThreads * kLoadsInFlight - 1) / (per * kThreads * kLoadsInFlight);
-  const unsigned blocks = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>({useful, resident_blocks<kernel>(), kMaxBlocks})));
-  char* w = static_cast<char*>(workspace);
-  kernel<<<blocks, kThreads, 0, stream>>>(a, b, p.n, head, vectors,
-                                          reinterpret_cast<typename F::Acc*>(w + kPartialsOffset),
-                                          reinterpret_cast<unsigned*>(w), static_cast<typename F::Acc*>(p.out));
+  workbook::any_reduce::launch<T, F, kTwo, reduce_any_kernel<T, F, kTwo>>(p, workspace, stream);
 }
 
 template <class T>
@@ -365,4 +267,4 @@ void reduce_any(const Problem& p, void* workspace, cudaStream_t stream) {
 
 }  // namespace
 
-WORKBOOK_GENERIC_REDUCE(reduce_any, workspace_bytes);
+WORKBOOK_GENERIC_REDUCE(reduce_any, workbook::any_reduce::workspace_bytes);
