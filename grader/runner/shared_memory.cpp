@@ -207,7 +207,12 @@ void* SharedMemory::allocate(std::size_t bytes) {
   }
   const CUmemAllocationProp prop = properties(a.device);
   CUmemGenericAllocationHandle handle = 0;
-  if (const CUresult r = d.create(&handle, a.mapped, &prop, 0); r != CUDA_SUCCESS) {
+  CUresult r = d.create(&handle, a.mapped, &prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && !memory->kept_.empty()) {
+    memory->free_kept();  // the kept buffers give their memory back first
+    r = d.create(&handle, a.mapped, &prop, 0);
+  }
+  if (r != CUDA_SUCCESS) {
     throw CudaError(r == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorUnknown,
                     fmt::format("cuMemCreate of {} bytes: {}", a.mapped, text(r)));
   }
@@ -220,6 +225,15 @@ void* SharedMemory::allocate(std::size_t bytes) {
   }
   memory->allocations_[a.base] = a;
   return a.base;
+}
+
+void SharedMemory::free_kept() {
+  for (const auto& [size, a] : kept_) {
+    if (release_hook_) release_hook_(a.id);  // the runner unmaps it first
+    unmap_handle(a.base, a.mapped, a.handle);
+  }
+  kept_.clear();
+  kept_bytes_ = 0;
 }
 
 void SharedMemory::release(void* p) {

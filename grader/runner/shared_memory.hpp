@@ -6,7 +6,8 @@
 // the judge's own buffers (expected sums, results) come from cudaMalloc, never from here.
 //
 // A freed buffer of up to kKeptLargest bytes is kept, still mapped in both processes, and handed
-// out again for the next buffer of its size (up to kKeptTotal bytes kept in all): a test's
+// out again for the next buffer of its size (up to kKeptTotal bytes kept in all, given back when a
+// new buffer does not fit beside them): a test's
 // buffers are made and freed by the hundred, and each new one costs the runner a round trip to
 // map it and another to unmap it, each with a synchronization of the device. Only buffers a
 // chapter may be handed are kept, and a kept one is handed to the chapter again, never to the
@@ -61,6 +62,8 @@ class SharedMemory {
 
  private:
   SharedMemory() = default;
+  //! Unmaps every kept buffer (the runner first): where a new one does not fit beside them.
+  void free_kept();
   //! The allocation granularity of `device`, looked up once.
   std::size_t granularity(int device);
   std::map<int, std::size_t> granularity_;
