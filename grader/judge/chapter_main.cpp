@@ -487,6 +487,7 @@ int main(int argc, char** argv) {
                  info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
                  version_string(info.driver_version), version_string(info.runtime_version));
       WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+      fmt::print("[timing] the judge's device ready after {:.0f} ms\n", ms_since(started));
     } catch (const std::exception& e) {
       fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", e.what());
       return kNoDeviceExit;

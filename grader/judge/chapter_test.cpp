@@ -5,6 +5,7 @@
 // workspace's guard bands, repeated calls and concurrent calls. Either way the input must stay
 // unchanged and nothing may be written outside the outputs.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -306,6 +307,11 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   // Its inputs are made and checked beside the other test processes; where they hold the memory
   // these need, the test is starved and the grader tests the chapter again with the GPU alone.
   if (!device_memory_free(count * timed_input_bytes(n))) return;
+  using Clock = std::chrono::steady_clock;
+  const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const Clock::time_point started = Clock::now();
   std::vector<std::unique_ptr<GuardedInput>> inputs;
   std::vector<std::unique_ptr<Trial>> trials;
   std::vector<std::int64_t> sixteenths;                    // each input's exact sum, in sixteenths
@@ -373,9 +379,12 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
     }
     return o.seconds;
   };
+  const Clock::time_point made = Clock::now();
   if (batch(count) < 0) return;  // warm-up, checked like the rest (and the runner maps the inputs)
+  const Clock::time_point warmed = Clock::now();
   // Only the timed batches and the ceiling need the GPU alone.
   if (!take_gpu_alone()) GTEST_SKIP() << "not timed: the grader did not grant the GPU alone";
+  const Clock::time_point alone = Clock::now();
   BatchTimes times;
   times.calls = count;
   for (int r = 0; r < kRounds; ++r) {
@@ -386,6 +395,11 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   std::vector<const float*> data;
   for (const auto& in : inputs) data.push_back(in->data());
   const Ceiling ceiling = streaming_read_ceiling(data, n, stream());
+  fmt::print(
+      "[timing] Bandwidth: {} inputs made and summed in {:.0f} ms, the warm-up batch {:.0f} ms, the GPU alone "
+      "granted after {:.0f} ms more, the timed batches and the ceiling {:.0f} ms\n",
+      count, ms_between(started, made), ms_between(made, warmed), ms_between(warmed, alone),
+      ms_between(alone, Clock::now()));
   const double gbps = bytes / times.per_call_s() / 1e9;
   const double fastest = count * bytes / (*std::min_element(times.many.begin(), times.many.end()) * 1e9);
   report_bandwidth({gbps, ceiling.gbps, fastest, static_cast<int>(checked), static_cast<int>(count)});
