@@ -378,13 +378,6 @@ std::vector<float> GuardedOutput::download(std::size_t count, cudaStream_t strea
   return host;
 }
 
-std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits,
-                           cudaStream_t stream) {
-  if (from >= to) return to;
-  Scans scans(stream);
-  return static_cast<std::size_t>(scans.value(scans.first_mismatch(data, from, to, bits)));
-}
-
 std::string GuardedOutput::explain_stray_writes(std::size_t from, cudaStream_t stream) const {
   Scans scans(stream);
   const int slot = scan_stray_writes(scans, from);

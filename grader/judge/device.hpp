@@ -83,9 +83,6 @@ SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t str
 //! the device): what the harness makes of a block pass's partials.
 void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream);
 
-//! The first word in [from, to) of `data` that is not `bits`, or `to` if none.
-std::size_t first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits, cudaStream_t stream);
-
 //! Scans of device memory enqueued on one stream and read back together, with one wait for all:
 //! the checks after a call cost one round trip to the GPU, not one each (beside other processes,
 //! each round trip waits for the GPU's time slice). Their results live in a few words of device
@@ -97,7 +94,8 @@ class Scans {
   Scans(const Scans&) = delete;
   Scans& operator=(const Scans&) = delete;
   ~Scans();
-  //! Enqueues first_mismatch(data, from, to, bits); returns its slot.
+  //! Enqueues the search for the first word in [from, to) of `data` that is not `bits` (`to` if
+  //! none); returns its slot.
   int first_mismatch(const void* data, std::size_t from, std::size_t to, std::uint32_t bits);
   //! Enqueues fingerprint(data, words); returns its slot.
   int fingerprint(const void* data, std::size_t words);

@@ -193,7 +193,6 @@ void* SharedMemory::allocate(std::size_t bytes) {
   const Driver& d = driver();
   Allocation a;
   WORKBOOK_CUDA_CHECK(cudaGetDevice(&a.device));
-  a.id = memory->next_id_++;
   a.bytes = bytes;
   const std::size_t granularity = memory->granularity(a.device);
   a.mapped = (bytes + granularity - 1) / granularity * granularity;
@@ -216,6 +215,7 @@ void* SharedMemory::allocate(std::size_t bytes) {
     throw CudaError(r == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorUnknown,
                     fmt::format("cuMemCreate of {} bytes: {}", a.mapped, text(r)));
   }
+  a.id = memory->next_id_++;
   a.handle = handle;
   try {
     a.base = map_handle(handle, a.mapped, a.device);
@@ -227,11 +227,13 @@ void* SharedMemory::allocate(std::size_t bytes) {
   return a.base;
 }
 
+void SharedMemory::unmap(const Allocation& a) {
+  if (release_hook_) release_hook_(a.id);  // the runner unmaps it first
+  unmap_handle(a.base, a.mapped, a.handle);
+}
+
 void SharedMemory::free_kept() {
-  for (const auto& [size, a] : kept_) {
-    if (release_hook_) release_hook_(a.id);  // the runner unmaps it first
-    unmap_handle(a.base, a.mapped, a.handle);
-  }
+  for (const auto& [size, a] : kept_) unmap(a);
   kept_.clear();
   kept_bytes_ = 0;
 }
@@ -255,8 +257,7 @@ void SharedMemory::release(void* p) {
     memory->kept_bytes_ += a.mapped;
     return;
   }
-  if (memory->release_hook_) memory->release_hook_(a.id);
-  unmap_handle(a.base, a.mapped, a.handle);
+  memory->unmap(a);
 }
 
 char* ImportedMemory::map(std::uint64_t id, int descriptor, std::size_t mapped, int device, std::string* why) {

@@ -62,7 +62,9 @@ class SharedMemory {
 
  private:
   SharedMemory() = default;
-  //! Unmaps every kept buffer (the runner first): where a new one does not fit beside them.
+  //! Unmaps an allocation for good, the runner's mapping first.
+  void unmap(const Allocation& a);
+  //! Unmaps every kept buffer: where a new one does not fit beside them.
   void free_kept();
   //! The allocation granularity of `device`, looked up once.
   std::size_t granularity(int device);
