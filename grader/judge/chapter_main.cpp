@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -481,28 +482,48 @@ int main(int argc, char** argv) {
   }
   nlohmann::json sandbox = nullptr;
   if (problem.empty()) {
-    try {
-      const DeviceInfo info = device_info();
-      fmt::print("device: {} ({} SMs, {} MB L2, {:.1f} GiB), driver CUDA {}, runtime {}\n", info.name,
-                 info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
-                 version_string(info.driver_version), version_string(info.runtime_version));
-      WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-      fmt::print("[timing] the judge's device ready after {:.0f} ms\n", ms_since(started));
-    } catch (const std::exception& e) {
-      fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", e.what());
-      return kNoDeviceExit;
-    }
+    // This process makes its CUDA context in a thread while the chapter's process starts (its
+    // sandbox, its own context): the two were made one after the other, most of a chapter's 2 s
+    // before its first test. The runner is forked from this thread, never the helper: the sandbox
+    // dies with the thread that forked it (PR_SET_PDEATHSIG).
+    int device = 0;
+    WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+    std::string device_problem;
+    std::thread making([&] {
+      try {
+        WORKBOOK_CUDA_CHECK(cudaSetDevice(device));
+        const DeviceInfo info = device_info();
+        fmt::print("device: {} ({} SMs, {} MB L2, {:.1f} GiB), driver CUDA {}, runtime {}\n", info.name,
+                   info.multiprocessors, info.l2_bytes >> 20, info.global_bytes / 1073741824.0,
+                   version_string(info.driver_version), version_string(info.runtime_version));
+        WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+        fmt::print("[timing] the judge's device ready after {:.0f} ms\n", ms_since(started));
+      } catch (const std::exception& e) {
+        device_problem = e.what();
+        if (device_problem.empty()) device_problem = "unknown";
+      }
+    });
+    std::unique_ptr<RemoteSubject> remote;
     if (args->remote) {
       try {
         if (!SharedMemory::create(&why)) throw std::runtime_error(why);
-        std::unique_ptr<RemoteSubject> remote = start_runner(args->runner);
-        sandbox = remote->sandbox();
-        problem = check_registration(remote->registration(), chapter);
-        g_implementation = std::move(remote);
+        remote = start_runner(args->runner);
+        fmt::print("[timing] the chapter's process ready after {:.0f} ms\n", ms_since(started));
       } catch (const std::exception& e) {
         problem = e.what();
       }
-    } else {
+    }
+    making.join();
+    if (!device_problem.empty()) {
+      remote.reset();  // ends the chapter's process
+      fmt::print("SKIPPED: the CUDA device cannot be used: {}\n", device_problem);
+      return kNoDeviceExit;
+    }
+    if (remote) {
+      sandbox = remote->sandbox();
+      problem = check_registration(remote->registration(), chapter);
+      g_implementation = std::move(remote);
+    } else if (!args->remote) {
       g_implementation = local_subject(linked.front());
     }
   }
