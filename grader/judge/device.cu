@@ -104,6 +104,20 @@ __global__ void scatter_kernel(float* dst, const std::size_t* at, const float* t
   for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) dst[at[i]] = to[i];
 }
 
+//! Up to kCount positions and their values, passed by value in a launch's parameters.
+struct ScatterChunk {
+  static constexpr int kCount = 32;
+  std::size_t at[kCount];
+  float to[kCount];
+  int count;
+};
+//! The most launches of ScatterChunk a set() makes before it stages its values in device memory.
+constexpr std::size_t kSetByValue = 8;
+
+__global__ void scatter_chunk_kernel(float* dst, ScatterChunk chunk) {
+  if (static_cast<int>(threadIdx.x) < chunk.count) dst[chunk.at[threadIdx.x]] = chunk.to[threadIdx.x];
+}
+
 constexpr unsigned kSumThreads = 1024;
 
 __global__ void __launch_bounds__(kSumThreads)
@@ -269,11 +283,7 @@ void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
 void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(writable(), 0, n_ * sizeof(float), stream));
-  if (values.empty()) {
-    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return;
-  }
-  set(values, stream);  // one copy and one wait for every mark, not one of each per mark
+  set(values, stream);  // every mark at once, not a copy and a wait each
 }
 
 void GuardedInput::fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_t stream) {
@@ -282,7 +292,6 @@ void GuardedInput::fill_drawn(DrawKernel kernel, std::uint64_t seed, cudaStream_
     kernel<<<blocks_for(n_), kThreads, 0, stream>>>(writable(), n_, seed);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void GuardedInput::fill_dense_exact(std::uint64_t seed, cudaStream_t stream) {
@@ -293,8 +302,26 @@ void GuardedInput::fill_random(std::uint64_t seed, cudaStream_t stream) { fill_d
 
 void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
   if (values.empty()) return;
-  // Where the positions and values go on the device: kept by device and grown as needed, since a
-  // cudaFree synchronizes the whole device and an input is set before every timed call.
+  // The last value given for a position wins, as if set one by one: the kernels write each position once.
+  std::map<std::size_t, float> last;
+  for (const auto& [index, value] : values) last[index] = value;
+  // A few values travel in the launches' parameters: nothing to stage, nothing to wait for (an
+  // input is set before every timed call, and beside other processes each wait is for a time slice).
+  if (last.size() <= kSetByValue * ScatterChunk::kCount) {
+    ScatterChunk chunk{};
+    for (auto it = last.begin(); it != last.end();) {
+      chunk.count = 0;
+      for (; it != last.end() && chunk.count < ScatterChunk::kCount; ++it, ++chunk.count) {
+        chunk.at[chunk.count] = it->first;
+        chunk.to[chunk.count] = it->second;
+      }
+      scatter_chunk_kernel<<<1, ScatterChunk::kCount, 0, stream>>>(writable(), chunk);
+      WORKBOOK_CUDA_CHECK(cudaGetLastError());
+    }
+    return;
+  }
+  // Where many positions and values go on the device: kept by device and grown as needed, since a
+  // cudaFree synchronizes the whole device.
   struct Staging {
     DeviceBuffer<std::size_t> at;
     DeviceBuffer<float> to;
@@ -303,28 +330,32 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
   int device = 0;
   WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
   Staging& room = staging[device];
-  if (room.at.size() < values.size()) {
+  if (room.at.size() < last.size()) {
     WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier set may still read the old room
-    room.at = DeviceBuffer<std::size_t>(values.size());
-    room.to = DeviceBuffer<float>(values.size());
+    room.at = DeviceBuffer<std::size_t>(last.size());
+    room.to = DeviceBuffer<float>(last.size());
   }
   std::vector<std::size_t> host_at;
   std::vector<float> host_to;
-  for (const auto& [index, value] : values) {
+  for (const auto& [index, value] : last) {
     host_at.push_back(index);
     host_to.push_back(value);
   }
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(room.at.data(), host_at.data(), values.size() * sizeof(std::size_t),
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(room.at.data(), host_at.data(), host_at.size() * sizeof(std::size_t),
                                       cudaMemcpyHostToDevice, stream));
   WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(room.to.data(), host_to.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  scatter_kernel<<<1, 256, 0, stream>>>(writable(), room.at.data(), room.to.data(), values.size());
+      cudaMemcpyAsync(room.to.data(), host_to.data(), host_to.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<1, 256, 0, stream>>>(writable(), room.at.data(), room.to.data(), host_at.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
 }
 
 SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {
-  DeviceBuffer<double2> sums(kReferenceBlocks);
+  static std::map<int, DeviceBuffer<double2>> kept;  // a cudaFree waits for the whole device
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  DeviceBuffer<double2>& sums = kept[device];
+  if (sums.size() < kReferenceBlocks) sums = DeviceBuffer<double2>(kReferenceBlocks);
   reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums.data());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   std::vector<double2> host(kReferenceBlocks);
@@ -340,17 +371,31 @@ SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t str
   return check;
 }
 
-std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> sum(1);
-  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
-  if (n) {
-    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, sum.data());
+std::vector<std::int64_t> sums_in_sixteenths(const std::vector<const float*>& xs, std::size_t n, cudaStream_t stream) {
+  // Kept by device and grown as needed: a cudaFree waits for the whole device.
+  static std::map<int, DeviceBuffer<unsigned long long>> kept;
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  DeviceBuffer<unsigned long long>& sums = kept[device];
+  if (sums.size() < xs.size()) {
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier call may still use the old one
+    sums = DeviceBuffer<unsigned long long>(xs.size());
+  }
+  std::vector<std::int64_t> out(xs.size());
+  if (xs.empty()) return out;
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, xs.size() * sizeof(unsigned long long), stream));
+  for (std::size_t i = 0; i < xs.size() && n; ++i) {
+    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(xs[i], n, sums.data() + i);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
-  unsigned long long host = 0;
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(&host, sum.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), sums.data(), xs.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::int64_t>(host);
+  return out;
+}
+
+std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream) {
+  return sums_in_sixteenths({x}, n, stream).front();
 }
 
 void sum_partials_into(const float* partials, std::size_t count, double* dst, cudaStream_t stream) {

@@ -74,6 +74,8 @@ std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stre
 
 //! The sum of x[0, n) * 16 in 64-bit integers: exact for dense exact inputs.
 std::int64_t sum_in_sixteenths(const float* x, std::size_t n, cudaStream_t stream);
+//! The same for several inputs of n floats, with one wait for all of them.
+std::vector<std::int64_t> sums_in_sixteenths(const std::vector<const float*>& xs, std::size_t n, cudaStream_t stream);
 
 //! reference_sum (verify.hpp) on the device, for inputs too large to draw and add on the host
 //! quickly: the sum and the sum of magnitudes in double, the same on every run.
@@ -126,13 +128,15 @@ class GuardedInput {
   const float* data() const { return base_.data() + kSlack + offset_; }
   std::size_t size() const { return n_; }
   void upload(const std::vector<float>& host, cudaStream_t stream);
-  //! Zeros everywhere except `values` at their positions.
+  //! Zeros everywhere except `values` at their positions (enqueued on `stream`, as set()).
   void upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
-  //! The dense exact input of `seed` (see dense_exact_units), drawn on the device.
+  //! The dense exact input of `seed` (see dense_exact_units), drawn on the device (enqueued on
+  //! `stream`: wait for it before another process reads the input).
   void fill_dense_exact(std::uint64_t seed, cudaStream_t stream);
-  //! random_value(seed, 0 .. n-1) (see random_input), drawn on the device.
+  //! random_value(seed, 0 .. n-1) (see random_input), drawn on the device (enqueued, as above).
   void fill_random(std::uint64_t seed, cudaStream_t stream);
-  //! Sets elements (the timed calls change some before each call), and waits.
+  //! Sets elements (the timed calls change some before each call), the last value given for a
+  //! position winning; a few hundred are enqueued without a wait, more are staged and waited for.
   void set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.
   std::uint64_t fingerprint(cudaStream_t stream) const;
