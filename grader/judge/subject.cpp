@@ -177,8 +177,10 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   // The runner's whole environment: nothing of the judge's (no seed, no paths of the grader's).
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.scratch, "TMPDIR=" + p.scratch,
                                   "LANG=C.UTF-8"};
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LD_LIBRARY_PATH",
-                           "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
+  // The driver's settings pass through (CUDA_DEVICE_MAX_CONNECTIONS: bench/experiments/context_cost.sh).
+  for (const char* name :
+       {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS",
+        "LD_LIBRARY_PATH", "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
   constexpr int kReportFd = 4;
