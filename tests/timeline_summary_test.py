@@ -1,0 +1,55 @@
+"""grader/timeline-summary on a made-up run: its processes from the timeline, and inside them the
+judges' [timing] lines from the logs, numbers averaged per kind of line and paths by their last part.
+
+  python3 tests/timeline_summary_test.py <source dir>
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+source = sys.argv[1]
+failures = []
+with tempfile.TemporaryDirectory() as work:
+    timeline = os.path.join(work, "timeline.csv")
+    with open(timeline, "w") as f:
+        f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n"
+                "alice,00_naive,tests,0,0,0,4\n"
+                "alice,00_naive,memcheck,0,4,5,7\n"
+                "alice,00_naive,alone,0,3,3.5,4\n")
+    for sid, (ready, sanitizer, bandwidth) in {"alice": (100, 300, 40), "bob": (200, 500, 60)}.items():
+        logs = os.path.join(work, "grades", sid, "logs")
+        os.makedirs(logs)
+        with open(os.path.join(logs, "00_naive.log"), "w") as f:
+            f.write(f"device: a GPU\n[timing] the judge's device ready after {ready} ms\n"
+                    f"not a [timing] line: 5 ms\n"
+                    f"[timing] under /opt/cuda-{sid}/bin/compute-sanitizer memcheck: ready to test after {sanitizer} ms\n"
+                    f"[timing] Bandwidth: 16 inputs made in {bandwidth} ms, the rest 1.5 ms\n")
+        with open(os.path.join(logs, "notes.txt"), "w") as f:
+            f.write("[timing] in a file that is not a log: 999 ms\n")
+    out = subprocess.run([sys.executable, os.path.join(source, "grader", "timeline-summary"), timeline,
+                          os.path.join(work, "grades")], capture_output=True, text=True)
+    text = out.stdout
+    expected = [
+        "3 processes and builds over 7 s of wall time",
+        "     2  the judge's device ready after N ms: 150 (150)",
+        "     2  under compute-sanitizer memcheck: ready to test after N ms: 400 (400)",
+        "     2  Bandwidth: N inputs made in N ms, the rest N ms: 16 (16) | 50 (50) | 2 (2)",
+    ]
+    if out.returncode != 0:
+        failures.append(f"exit {out.returncode}: {out.stderr}")
+    for line in expected:
+        if line not in text:
+            failures.append(f"missing: {line!r}")
+    for wrong in ("999", "not a [timing]", "cuda-alice"):
+        if wrong in text:
+            failures.append(f"should not appear: {wrong!r}")
+    empty = subprocess.run([sys.executable, os.path.join(source, "grader", "timeline-summary"), timeline, work + "/none"],
+                           capture_output=True, text=True)
+    if "no [timing] lines" not in empty.stdout:
+        failures.append("a folder without logs is not said to have no [timing] lines")
+if failures:
+    print("\n".join(failures))
+    print("--- output:\n" + text)
+    sys.exit(1)
+print("timeline-summary: processes and [timing] lines summed as expected")
