@@ -1,7 +1,8 @@
 // What a CUDA context costs to make, alone and beside processes that make and drop contexts and
 // large allocations (as a class's test processes do), for context_cost.sh.
-//   context_cost probe            prints "context_ms alloc_ms free_ms" for one context
-//   context_cost load <seconds>   makes and drops contexts, 512 MiB each, until the time is up
+//   context_cost probe               prints "context_ms alloc_ms free_ms" for one context
+//   context_cost contexts <seconds>  makes and drops contexts (2 MiB each) until the time is up
+//   context_cost memory <seconds>    in one context, allocates, fills and frees 512 MiB over and over
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,17 +34,19 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "probe";
   int count = 0;
   if (!ok(cudaGetDeviceCount(&count), "cudaGetDeviceCount")) return 77;  // the driver loaded: not timed
-  if (mode == "load") {
+  if (mode == "contexts" || mode == "memory") {
     const double seconds = argc > 2 ? std::atof(argv[2]) : 10;
+    const bool contexts = mode == "contexts";
+    // 512 MiB of floats, as a Bandwidth test's input; 2 MiB where only the contexts matter.
+    const std::size_t n = contexts ? std::size_t(1) << 19 : std::size_t(1) << 27;
     const Clock::time_point start = Clock::now();
-    constexpr std::size_t n = std::size_t(1) << 27;  // 512 MiB of floats, as a Bandwidth test's input
     while (ms_since(start) < seconds * 1000) {
       float* p = nullptr;
       if (!ok(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc")) return 1;
       touch<<<1024, 256>>>(p, n);
       if (!ok(cudaDeviceSynchronize(), "touch")) return 1;
       cudaFree(p);
-      cudaDeviceReset();  // the next round makes a new context
+      if (contexts) cudaDeviceReset();  // the next round makes a new context
     }
     return 0;
   }
