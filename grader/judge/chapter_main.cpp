@@ -501,6 +501,8 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         device_problem = e.what();
         if (device_problem.empty()) device_problem = "unknown";
+      } catch (...) {  // nothing may leave a thread: that would end the judge without a word
+        device_problem = "an exception that is not a std::exception";
       }
     });
     std::unique_ptr<RemoteSubject> remote;
