@@ -192,6 +192,28 @@ std::uint64_t fingerprint(const void* data, std::size_t words, cudaStream_t stre
 
 namespace {
 
+// A device buffer kept for the process's life, one per device, grown as needed: a cudaFree waits
+// for the whole device, so a helper that needs room on every call keeps it here.
+template <class T>
+class KeptBuffer {
+ public:
+  //! Room for at least `count` elements on the current device; growing it first waits for
+  //! `stream`, where an earlier call may still use the old room.
+  T* at_least(std::size_t count, cudaStream_t stream) {
+    int device = 0;
+    WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+    DeviceBuffer<T>& room = rooms_[device];
+    if (room.size() < count) {
+      if (room.size() > 0) WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+      room = DeviceBuffer<T>(count);
+    }
+    return room.data();
+  }
+
+ private:
+  std::map<int, DeviceBuffer<T>> rooms_;
+};
+
 // Blocks of Scans::kMaxSlots result words, device and pinned host, by device; a Scans takes one
 // while it lives and gives it back. Made once each, kept for the process's life: a cudaMalloc and
 // cudaFree around every scan would cost a synchronization of the whole device each.
@@ -320,47 +342,34 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
     }
     return;
   }
-  // Where many positions and values go on the device: kept by device and grown as needed, since a
-  // cudaFree synchronizes the whole device.
-  struct Staging {
-    DeviceBuffer<std::size_t> at;
-    DeviceBuffer<float> to;
-  };
-  static std::map<int, Staging> staging;
-  int device = 0;
-  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
-  Staging& room = staging[device];
-  if (room.at.size() < last.size()) {
-    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier set may still read the old room
-    room.at = DeviceBuffer<std::size_t>(last.size());
-    room.to = DeviceBuffer<float>(last.size());
-  }
+  // Where many positions and values go on the device.
+  static KeptBuffer<std::size_t> at_room;
+  static KeptBuffer<float> to_room;
+  std::size_t* at = at_room.at_least(last.size(), stream);
+  float* to = to_room.at_least(last.size(), stream);
   std::vector<std::size_t> host_at;
   std::vector<float> host_to;
   for (const auto& [index, value] : last) {
     host_at.push_back(index);
     host_to.push_back(value);
   }
-  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(room.at.data(), host_at.data(), host_at.size() * sizeof(std::size_t),
-                                      cudaMemcpyHostToDevice, stream));
   WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(room.to.data(), host_to.data(), host_to.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  scatter_kernel<<<1, 256, 0, stream>>>(writable(), room.at.data(), room.to.data(), host_at.size());
+      cudaMemcpyAsync(at, host_at.data(), host_at.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
+  WORKBOOK_CUDA_CHECK(
+      cudaMemcpyAsync(to, host_to.data(), host_to.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  scatter_kernel<<<1, 256, 0, stream>>>(writable(), at, to, host_at.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
 }
 
 SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {
-  static std::map<int, DeviceBuffer<double2>> kept;  // a cudaFree waits for the whole device
-  int device = 0;
-  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
-  DeviceBuffer<double2>& sums = kept[device];
-  if (sums.size() < kReferenceBlocks) sums = DeviceBuffer<double2>(kReferenceBlocks);
-  reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums.data());
+  static KeptBuffer<double2> room;
+  double2* sums = room.at_least(kReferenceBlocks, stream);
+  reference_sum_kernel<<<kReferenceBlocks, kReferenceThreads, 0, stream>>>(x, n, sums);
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   std::vector<double2> host(kReferenceBlocks);
   WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(host.data(), sums.data(), host.size() * sizeof(double2), cudaMemcpyDeviceToHost, stream));
+      cudaMemcpyAsync(host.data(), sums, host.size() * sizeof(double2), cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   SumCheck check;
   for (const double2& b : host) {
@@ -372,24 +381,17 @@ SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t str
 }
 
 std::vector<std::int64_t> sums_in_sixteenths(const std::vector<const float*>& xs, std::size_t n, cudaStream_t stream) {
-  // Kept by device and grown as needed: a cudaFree waits for the whole device.
-  static std::map<int, DeviceBuffer<unsigned long long>> kept;
-  int device = 0;
-  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
-  DeviceBuffer<unsigned long long>& sums = kept[device];
-  if (sums.size() < xs.size()) {
-    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // an earlier call may still use the old one
-    sums = DeviceBuffer<unsigned long long>(xs.size());
-  }
   std::vector<std::int64_t> out(xs.size());
   if (xs.empty()) return out;
-  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, xs.size() * sizeof(unsigned long long), stream));
+  static KeptBuffer<unsigned long long> room;
+  unsigned long long* sums = room.at_least(xs.size(), stream);
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sums, 0, xs.size() * sizeof(unsigned long long), stream));
   for (std::size_t i = 0; i < xs.size() && n; ++i) {
-    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(xs[i], n, sums.data() + i);
+    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(xs[i], n, sums + i);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
   WORKBOOK_CUDA_CHECK(
-      cudaMemcpyAsync(out.data(), sums.data(), xs.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+      cudaMemcpyAsync(out.data(), sums, xs.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));
   return out;
 }
