@@ -419,6 +419,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<Arguments> args = parse(argc, argv);
   if (!args) return 2;
+  if (args->remote) one_hardware_queue_here();  // never where the chapter's code runs in this process
   const std::vector<Entry> linked = all_entries();
   std::string chapter = args->chapter;
   g_yield_between_tests = args->yield_between_tests;
@@ -549,6 +550,27 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   auto* reporter = new Reporter;
   ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
+  // The runs under the tools begin now, so that their starts (the tool, the sandbox, a CUDA context
+  // each: 1.3 to 1.6 s beside a class's other processes, one after another) overlap the tests. One
+  // that is not granted is ended unused. Their calls use one stream: one hardware queue each.
+  const auto tool_options = [&](const std::string& tool) {
+    RunnerOptions options = args->runner;
+    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
+    options.call_timeout_s *= channel::kSanitizerTimeFactor;
+    options.one_hardware_queue = true;
+    return options;
+  };
+  std::vector<std::unique_ptr<RemoteSubject>> tool_runners(args->sanitize_tools.size());
+  std::vector<std::string> tool_problems(args->sanitize_tools.size());
+  const auto begun = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < args->sanitize_tools.size(); ++i) {
+    try {
+      tool_runners[i] = begin_runner(tool_options(args->sanitize_tools[i]));
+    } catch (const std::exception& e) {
+      tool_problems[i] = e.what();
+    }
+  }
+  if (!tool_runners.empty()) fmt::print("[timing] the runs under the tools begun in {:.0f} ms\n", ms_since(begun));
   // The sanitized tests first, in the order the runs under compute-sanitizer take them: until the
   // sanitized runs end, their runners see the very calls this one sees, so no count or order of
   // calls tells a runner whether a tool watches it.
@@ -602,21 +624,23 @@ int main(int argc, char** argv) {
   // The sanitized tests under each tool, in this process too (its device and buffers kept): a new
   // chapter's process under the tool for each, once the grader grants it (a chapter that failed a
   // test, or whose last tool found something, is not granted).
-  for (const std::string& tool : args->sanitize_tools) {
+  for (std::size_t i = 0; i < args->sanitize_tools.size(); ++i) {
+    const std::string& tool = args->sanitize_tools[i];
     if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
     const auto started_tool = std::chrono::steady_clock::now();
-    RunnerOptions options = args->runner;
-    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
-    options.call_timeout_s *= channel::kSanitizerTimeFactor;
+    const RunnerOptions options = tool_options(tool);
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
     try {
-      std::unique_ptr<RemoteSubject> remote = start_runner(options);
+      std::unique_ptr<RemoteSubject> remote = std::move(tool_runners[i]);
+      if (!remote) throw std::runtime_error(tool_problems[i]);
+      remote->await_ready();
       done["problem"] = check_registration(remote->registration(), chapter);
       g_implementation = std::move(remote);
     } catch (const std::exception& e) {
       done["problem"] = e.what();
     }
-    fmt::print("[timing] under {} {}: ready to test after {:.0f} ms\n", args->sanitizer, tool, ms_since(started_tool));
+    fmt::print("[timing] under {} {}: ready to test after {:.0f} ms more\n", args->sanitizer, tool,
+               ms_since(started_tool));
     if (done["problem"] == "") {
       const int before = reporter->ran();
       set_filter(args->sanitized_tests);
@@ -626,5 +650,6 @@ int main(int argc, char** argv) {
     end_runner(done, options.wrapper);
     if (done["problem"] != "") break;
   }
+  tool_runners.clear();  // the runs not granted, ended unused before the shared memory goes
   return rc;
 }

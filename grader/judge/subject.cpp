@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -97,6 +98,18 @@ std::vector<std::string> device_files() {
   return files;
 }
 
+constexpr const char* kHardwareQueues = "CUDA_DEVICE_MAX_CONNECTIONS";
+
+// The user's CUDA_DEVICE_MAX_CONNECTIONS as the process started (one_hardware_queue_here keeps it
+// before setting this process's own), or nullopt where none was set.
+std::optional<std::string>& users_hardware_queues() {
+  static std::optional<std::string> given = [] {
+    const char* v = std::getenv(kHardwareQueues);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  }();
+  return given;
+}
+
 std::string status_text(int status) {
   if (WIFSIGNALED(status)) return fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
@@ -143,7 +156,17 @@ struct RemoteSubject::Process {
   }
 };
 
+void one_hardware_queue_here() {
+  if (!users_hardware_queues()) setenv(kHardwareQueues, "1", 1);
+}
+
 std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
+  std::unique_ptr<RemoteSubject> subject = begin_runner(options);
+  subject->await_ready();
+  return subject;
+}
+
+std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options) {
   SharedMemory* memory = SharedMemory::get();
   if (!memory) throw std::runtime_error("no shared memory: set it up before starting a runner");
   std::unique_ptr<RemoteSubject> subject(new RemoteSubject);
@@ -177,12 +200,15 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   // The runner's whole environment: nothing of the judge's (no seed, no paths of the grader's).
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.scratch, "TMPDIR=" + p.scratch,
                                   "LANG=C.UTF-8"};
-  // The driver's settings pass through (CUDA_DEVICE_MAX_CONNECTIONS: bench/experiments/context_cost.sh).
-  for (const char* name :
-       {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS",
-        "LD_LIBRARY_PATH", "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
+  // The driver's settings pass through; the hardware queues as the user set them, else one_hardware_queue.
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LD_LIBRARY_PATH",
+                           "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
+  if (const std::optional<std::string>& queues = users_hardware_queues())
+    env.push_back(std::string(kHardwareQueues) + "=" + *queues);
+  else if (options.one_hardware_queue)
+    env.push_back(std::string(kHardwareQueues) + "=1");
   constexpr int kReportFd = 4;
   std::vector<std::string> argv = program;
   const bool sandboxed = !options.sandbox_helper.empty();
@@ -334,22 +360,32 @@ std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
   }
   subject->sandboxed_ = sandboxed;
   subject->gpu_budget_ = options.gpu_memory_bytes;
-  remote::Reply reply;
-  std::string why;
+  subject->hello_timeout_s_ = std::max(120.0, options.call_timeout_s);
+  // Asked to make its CUDA context now; the answer is read by await_ready.
   remote::Request hello;
   hello.op = remote::Op::hello;
-  if (!subject->request(hello, &reply, std::max(120.0, options.call_timeout_s), &why)) {
-    throw std::runtime_error("the runner did not start: " + why);
+  if (!remote::send_message(p.socket, hello)) {
+    subject->dead_ = true;
+    throw std::runtime_error("the runner did not start: " + subject->ended_how());
   }
-  if (!reply.error.empty()) throw std::runtime_error(reply.error);
-  subject->registration_ = reply.registration;
-  RemoteSubject* raw = subject.get();
-  memory->on_release([raw](std::uint64_t id) { raw->unmap(id); });
+  subject->greeted_ = true;
   return subject;
 }
 
+void RemoteSubject::await_ready() {
+  if (!greeted_) throw std::logic_error("await_ready: a runner begun by begin_runner, once");
+  greeted_ = false;
+  remote::Reply reply;
+  std::string why;
+  if (!reply_to(&reply, hello_timeout_s_, &why)) throw std::runtime_error("the runner did not start: " + why);
+  if (!reply.error.empty()) throw std::runtime_error(reply.error);
+  registration_ = reply.registration;
+  SharedMemory::get()->on_release([this](std::uint64_t id) { unmap(id); });
+  releases_ = true;
+}
+
 RemoteSubject::~RemoteSubject() {
-  if (SharedMemory* memory = SharedMemory::get()) memory->on_release(nullptr);
+  if (SharedMemory* memory = SharedMemory::get(); memory && releases_) memory->on_release(nullptr);
   finish();
 }
 
@@ -364,6 +400,10 @@ bool RemoteSubject::request(const remote::Request& req, remote::Reply* reply, do
     *why = ended_how();
     return false;
   }
+  return reply_to(reply, timeout_s, why, timed_out);
+}
+
+bool RemoteSubject::reply_to(remote::Reply* reply, double timeout_s, std::string* why, bool* timed_out) {
   const remote::Received r = remote::receive(process_->socket, timeout_s);
   if (r.fd >= 0) close(r.fd);
   if (!r.problem.empty()) {
@@ -534,6 +574,10 @@ std::string RemoteSubject::where() const {
 int RemoteSubject::finish() {
   if (!process_) return exit_code_;
   Process& p = *process_;
+  if (greeted_) {
+    p.kill_now();  // begun and never used: nothing of its run is wanted, nor a wait for its tool to end
+    dead_ = true;
+  }
   if (!dead_) {
     remote::Request quit;
     quit.op = remote::Op::quit;

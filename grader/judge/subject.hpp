@@ -66,12 +66,25 @@ struct RunnerOptions {
   cgroup::Limits limits;
   //! The GPU memory its processes may hold beyond the judge's buffers they map (NVML); 0: any.
   std::uint64_t gpu_memory_bytes = 0;
+  //! One hardware queue for its context (CUDA_DEVICE_MAX_CONNECTIONS=1) unless the user set a number:
+  //! for runs whose calls use one stream (the sanitized tests), never for the two-stream test.
+  bool one_hardware_queue = false;
 };
+
+//! Called first in a judge's main, before any CUDA call: its own context gets one hardware queue
+//! (CUDA_DEVICE_MAX_CONNECTIONS=1; it works on one stream) unless the user set a number, which
+//! runners then get as it was. Beside a class's test processes such a context was made in a third of
+//! the time (book/results/grading.md).
+void one_hardware_queue_here();
 
 //! The chapter's code in a runner process: started, shown this process's shared memory pool,
 //! and asked what registered. Throws std::runtime_error, saying why, when that fails.
 class RemoteSubject;
 std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
+//! The first half of start_runner: the process started in its sandbox and asked to make its CUDA
+//! context, without waiting for it; RemoteSubject::await_ready is the second half. A judge begins
+//! its runs under the tools while its tests run, so that their starts overlap the tests.
+std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options);
 
 class RemoteSubject : public Subject {
  public:
@@ -82,6 +95,9 @@ class RemoteSubject : public Subject {
   std::string where() const override;
   const sandbox::SandboxReport& sandbox() const { return sandbox_; }
 
+  //! Waits for a runner from begin_runner to say it is ready and what registered; throws
+  //! std::runtime_error, saying why, when it does not. Once only; start_runner calls it.
+  void await_ready();
   //! Asks the runner to end and waits for it: its exit status as the shell gives it (a tool such
   //! as compute-sanitizer answers for it), or -1 if it had to be killed.
   int finish();
@@ -96,13 +112,15 @@ class RemoteSubject : public Subject {
   std::optional<std::uint64_t> gpu_bytes_peak() const { return gpu_bytes_peak_; }
 
  private:
-  friend std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options);
+  friend std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options);
   struct Process;
   RemoteSubject() = default;
   //! Sends a request and waits for its reply; false, with why, when none came (*timed_out: because
   //! none came within timeout_s, and the runner was ended).
   bool request(const remote::Request& req, remote::Reply* reply, double timeout_s, std::string* why, int fd = -1,
                bool* timed_out = nullptr);
+  //! The second half of request: waits for the reply to what was sent.
+  bool reply_to(remote::Reply* reply, double timeout_s, std::string* why, bool* timed_out = nullptr);
   std::string ended_how();
   void unmap(std::uint64_t id);
 
@@ -111,7 +129,10 @@ class RemoteSubject : public Subject {
   sandbox::SandboxReport sandbox_;
   bool sandboxed_ = false;
   bool dead_ = false;
+  bool greeted_ = false;   // asked to make its context (begin_runner), its answer not yet read
+  bool releases_ = false;  // told of the shared buffers the judge frees (await_ready)
   double call_timeout_s_ = 60;
+  double hello_timeout_s_ = 120;
   std::map<std::uint64_t, std::uint64_t> mapped_;  // the judge's buffers it maps now: id -> bytes
   int exit_code_ = -1;
   std::size_t output_bytes_ = 0, output_kept_ = 0;
