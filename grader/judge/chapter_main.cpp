@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -47,6 +49,19 @@ bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
 bool g_yield_between_tests = false;             // --yield-between-tests
 bool g_starved = false;                         // the running test lacked memory another process held
+// The runs under the tools, begun before the tests (by tool, in --sanitize order; null where one
+// could not begin, and why in g_tool_problems) and taken out as each is granted.
+std::vector<std::unique_ptr<RemoteSubject>> g_tool_runners;
+std::vector<std::string> g_tool_problems;
+
+// Whether every run begun under a tool has made its context or failed to (with `wait`: once it
+// has). Until then this process neither gives its place beside the others to a timed test nor asks
+// for the GPU alone: no process may be starting while a timed test has the GPU.
+bool tools_settled(bool wait) {
+  bool all = true;
+  for (const auto& r : g_tool_runners) all = (!r || r->settled(wait)) && all;
+  return all;
+}
 
 // A descriptor the grader opened before it started this process, its number in `variable`
 // (read once, and taken out of the environment); -1 if there is none. Not inherited by the
@@ -128,7 +143,7 @@ class Reporter : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     // A point where this process has nothing on the GPU: the grader may hold it here while a timed
     // test has the GPU alone (the answer comes at once otherwise).
-    if (g_yield_between_tests) granted({{"event", Event::between}});
+    if (g_yield_between_tests && tools_settled(false)) granted({{"event", Event::between}});
     results().send({{"event", Event::start}, {"name", full_name(info)}});
     out_of_memory_before_ = out_of_memory_count();
     g_starved = false;
@@ -379,7 +394,10 @@ void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measur
 
 void report_starved() { g_starved = true; }
 
-bool take_gpu_alone() { return grant_fd() < 0 || granted({{"event", channel::Event::alone}}); }
+bool take_gpu_alone() {
+  tools_settled(true);
+  return grant_fd() < 0 || granted({{"event", channel::Event::alone}});
+}
 
 std::optional<std::string> device_too_small(std::size_t need) {
   const DeviceInfo info = device_info();
@@ -560,17 +578,17 @@ int main(int argc, char** argv) {
     options.one_hardware_queue = true;
     return options;
   };
-  std::vector<std::unique_ptr<RemoteSubject>> tool_runners(args->sanitize_tools.size());
-  std::vector<std::string> tool_problems(args->sanitize_tools.size());
+  g_tool_runners.resize(args->sanitize_tools.size());
+  g_tool_problems.resize(args->sanitize_tools.size());
   const auto begun = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < args->sanitize_tools.size(); ++i) {
     try {
-      tool_runners[i] = begin_runner(tool_options(args->sanitize_tools[i]));
+      g_tool_runners[i] = begin_runner(tool_options(args->sanitize_tools[i]));
     } catch (const std::exception& e) {
-      tool_problems[i] = e.what();
+      g_tool_problems[i] = e.what();
     }
   }
-  if (!tool_runners.empty()) fmt::print("[timing] the runs under the tools begun in {:.0f} ms\n", ms_since(begun));
+  if (!g_tool_runners.empty()) fmt::print("[timing] the runs under the tools begun in {:.0f} ms\n", ms_since(begun));
   // The sanitized tests first, in the order the runs under compute-sanitizer take them: until the
   // sanitized runs end, their runners see the very calls this one sees, so no count or order of
   // calls tells a runner whether a tool watches it.
@@ -631,8 +649,8 @@ int main(int argc, char** argv) {
     const RunnerOptions options = tool_options(tool);
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
     try {
-      std::unique_ptr<RemoteSubject> remote = std::move(tool_runners[i]);
-      if (!remote) throw std::runtime_error(tool_problems[i]);
+      std::unique_ptr<RemoteSubject> remote = std::move(g_tool_runners[i]);
+      if (!remote) throw std::runtime_error(g_tool_problems[i]);
       remote->await_ready();
       done["problem"] = check_registration(remote->registration(), chapter);
       g_implementation = std::move(remote);
@@ -650,6 +668,6 @@ int main(int argc, char** argv) {
     end_runner(done, options.wrapper);
     if (done["problem"] != "") break;
   }
-  tool_runners.clear();  // the runs not granted, ended unused before the shared memory goes
+  g_tool_runners.clear();  // the runs not granted, ended unused before the shared memory goes
   return rc;
 }

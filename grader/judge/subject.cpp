@@ -368,24 +368,37 @@ std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options) {
     subject->dead_ = true;
     throw std::runtime_error("the runner did not start: " + subject->ended_how());
   }
-  subject->greeted_ = true;
+  subject->unused_ = true;
+  subject->answered_ = false;
   return subject;
 }
 
+bool RemoteSubject::settled(bool wait) {
+  if (answered_) return true;
+  if (!wait && !dead_) {
+    pollfd pf{process_->socket, POLLIN, 0};
+    if (poll(&pf, 1, 0) <= 0) return false;  // nothing yet (a reply, or the runner's end, ends the poll)
+  }
+  answered_ = true;
+  if (!reply_to(&hello_, hello_timeout_s_, &hello_why_) && hello_why_.empty()) hello_why_ = "no answer";
+  return true;
+}
+
 void RemoteSubject::await_ready() {
-  if (!greeted_) throw std::logic_error("await_ready: a runner begun by begin_runner, once");
-  greeted_ = false;
-  remote::Reply reply;
-  std::string why;
-  if (!reply_to(&reply, hello_timeout_s_, &why)) throw std::runtime_error("the runner did not start: " + why);
-  if (!reply.error.empty()) throw std::runtime_error(reply.error);
-  registration_ = reply.registration;
+  if (!unused_) throw std::logic_error("await_ready: a runner begun by begin_runner, once");
+  unused_ = false;
+  settled(true);
+  if (!hello_why_.empty()) throw std::runtime_error("the runner did not start: " + hello_why_);
+  if (!hello_.error.empty()) throw std::runtime_error(hello_.error);
+  registration_ = hello_.registration;
   SharedMemory::get()->on_release([this](std::uint64_t id) { unmap(id); });
   releases_ = true;
 }
 
 RemoteSubject::~RemoteSubject() {
-  if (SharedMemory* memory = SharedMemory::get(); memory && releases_) memory->on_release(nullptr);
+  if (releases_) {
+    if (SharedMemory* memory = SharedMemory::get()) memory->on_release(nullptr);
+  }
   finish();
 }
 
@@ -574,7 +587,7 @@ std::string RemoteSubject::where() const {
 int RemoteSubject::finish() {
   if (!process_) return exit_code_;
   Process& p = *process_;
-  if (greeted_) {
+  if (unused_) {
     p.kill_now();  // begun and never used: nothing of its run is wanted, nor a wait for its tool to end
     dead_ = true;
   }

@@ -95,6 +95,10 @@ class RemoteSubject : public Subject {
   std::string where() const override;
   const sandbox::SandboxReport& sandbox() const { return sandbox_; }
 
+  //! For a runner from begin_runner: whether it has answered (its context made, or why not); with
+  //! `wait`, waits for that up to the start's limit. A judge lets no timed test have the GPU while
+  //! a runner it began is still starting.
+  bool settled(bool wait);
   //! Waits for a runner from begin_runner to say it is ready and what registered; throws
   //! std::runtime_error, saying why, when it does not. Once only; start_runner calls it.
   void await_ready();
@@ -129,7 +133,10 @@ class RemoteSubject : public Subject {
   sandbox::SandboxReport sandbox_;
   bool sandboxed_ = false;
   bool dead_ = false;
-  bool greeted_ = false;   // asked to make its context (begin_runner), its answer not yet read
+  bool unused_ = false;   // from begin_runner until await_ready: ended unused if never awaited
+  bool answered_ = true;  // its answer to begin_runner's request read (hello_, hello_why_)
+  remote::Reply hello_;
+  std::string hello_why_;  // why it did not answer
   bool releases_ = false;  // told of the shared buffers the judge frees (await_ready)
   double call_timeout_s_ = 60;
   double hello_timeout_s_ = 120;
