@@ -102,8 +102,8 @@ constexpr const char* kHardwareQueues = "CUDA_DEVICE_MAX_CONNECTIONS";
 
 // The user's CUDA_DEVICE_MAX_CONNECTIONS as the process started (one_hardware_queue_here keeps it
 // before setting this process's own), or nullopt where none was set.
-std::optional<std::string>& users_hardware_queues() {
-  static std::optional<std::string> given = [] {
+const std::optional<std::string>& users_hardware_queues() {
+  static const std::optional<std::string> given = [] {
     const char* v = std::getenv(kHardwareQueues);
     return v ? std::optional<std::string>(v) : std::nullopt;
   }();
@@ -375,7 +375,7 @@ std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options) {
 
 bool RemoteSubject::settled(bool wait) {
   if (answered_) return true;
-  if (!wait && !dead_) {
+  if (!wait) {
     pollfd pf{process_->socket, POLLIN, 0};
     if (poll(&pf, 1, 0) <= 0) return false;  // nothing yet (a reply, or the runner's end, ends the poll)
   }
