@@ -98,12 +98,12 @@ chmod +x "$work/fake-grader"
 printf 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n' >"$work/os-debian"
 printf 'PRETTY_NAME="Rocky Linux 9.4 (Blue Onyx)"\nID="rocky"\nID_LIKE="rhel centos fedora"\n' >"$work/os-rocky"
 
-# setup <case>: a fresh copy of grader/grade (its build/ is the case's own) and stand-ins.
+# setup <case>: a fresh copy of grader/grade and its requirements.sh (its build/ is the case's own) and stand-ins.
 setup() {
   dir=$work/$1
   tree=$dir/tree bin=$dir/bin calls=$dir/calls out=$dir/out
   mkdir -p "$tree/grader" "$dir/caller"
-  cp "$source/grader/grade" "$tree/grader/grade"
+  cp "$source/grader/grade" "$source/grader/requirements.sh" "$tree/grader/"
   cp "$source/CMakePresets.json" "$tree/"
   : >"$calls"
   standins "$bin"
