@@ -22,7 +22,7 @@
 // The bits (chapter 15's lesson): every whole reduction and CUB on one input, 2^20 + 12345
 // floats, the result's bits beside the correctly rounded sum.
 // CUB's gpu_to_gpu mode is in all three when the build was given CCCL 3.1+ headers
-// (WORKBOOK_CCCL_INCLUDE, bench/fetch_cccl.sh): CUDA 13.0's own CCCL 3.0 does not have it.
+// (bench/CMakeLists.txt: WORKBOOK_CCCL_WHEEL): CUDA 13.0's own CCCL 3.0 does not have it.
 #include <algorithm>
 #include <cctype>
 #include <cmath>

@@ -1,6 +1,6 @@
 // CUB's reproducible sum for the benchmark: cub::DeviceReduce::Sum with the gpu_to_gpu determinism
 // requirement (CCCL 3.1 and later; CUDA 13.0 ships CCCL 3.0). This file alone is compiled against
-// the newer headers that WORKBOOK_CCCL_INCLUDE names (bench/fetch_cccl.sh fetches them); the rest
+// the newer headers bench/CMakeLists.txt finds or fetches (WORKBOOK_CCCL_WHEEL); the rest
 // of the benchmark keeps the toolkit's CUB. Its temporary storage comes from the stream-ordered
 // pool inside each call, as a caller of this interface gets it.
 #include <cstddef>

@@ -1,5 +1,5 @@
 // CUB's reproducible (gpu_to_gpu) sum, built only when newer CCCL headers are given
-// (WORKBOOK_CCCL_INCLUDE; see cub_gpu_to_gpu.cu).
+// (bench/CMakeLists.txt; see cub_gpu_to_gpu.cu).
 #pragma once
 
 #include <cstddef>
