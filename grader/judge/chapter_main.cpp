@@ -325,32 +325,6 @@ std::string check_registration(const remote::Registration& r, const std::string&
   return "";
 }
 
-// A run under `tool`: the chapter's process under compute-sanitizer, its calls on one stream (one
-// hardware queue), its time limit stretched for the tool.
-RunnerOptions tool_options(const Arguments& args, const std::string& tool) {
-  RunnerOptions options = args.runner;
-  options.wrapper = channel::sanitizer_wrapper(args.sanitizer, tool, !g_spec->ranks);
-  options.call_timeout_s *= channel::kSanitizerTimeFactor;
-  options.one_hardware_queue = true;
-  return options;
-}
-
-// The runs under the tools begin while the chapter's process starts, and the tests wait for them
-// all: their starts (the tool, the sandbox, a CUDA context each) were 1.3 to 1.6 s each, one after
-// another, after the tests; begun inside the tests they held back the timed tests of others, which
-// may not run while a process starts (grading.md). One that is not granted is ended unused.
-void begin_tool_runs(const Arguments& args) {
-  g_tool_runners.resize(args.sanitize_tools.size());
-  g_tool_problems.resize(args.sanitize_tools.size());
-  for (std::size_t i = 0; i < args.sanitize_tools.size(); ++i) {
-    try {
-      g_tool_runners[i] = begin_runner(tool_options(args, args.sanitize_tools[i]));
-    } catch (const std::exception& e) {
-      g_tool_problems[i] = e.what();
-    }
-  }
-}
-
 }  // namespace
 
 Subject& subject() { return *g_implementation; }
@@ -460,10 +434,6 @@ int main(int argc, char** argv) {
   using namespace workbook::judge;
   // No process of the same user may read this one's memory (the seed, the expected sums).
   prctl(PR_SET_DUMPABLE, 0);
-  // The runs under the tools that were begun and never granted end with main, on every return.
-  struct EndToolRuns {
-    ~EndToolRuns() { g_tool_runners.clear(); }
-  } end_tool_runs;
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<Arguments> args = parse(argc, argv);
   if (!args) return 2;
@@ -558,14 +528,9 @@ int main(int argc, char** argv) {
     if (args->remote) {
       try {
         if (!SharedMemory::create(&why)) throw std::runtime_error(why);
-        remote = begin_runner(args->runner);
-        begin_tool_runs(*args);
-        remote->await_ready();
+        remote = start_runner(args->runner);
         fmt::print("[timing] the chapter's process ready after {:.0f} ms\n", ms_since(started));
-        if (tools_settled(true) && !g_tool_runners.empty())
-          fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n", ms_since(started));
       } catch (const std::exception& e) {
-        remote.reset();  // a chapter's process that did not start is no implementation
         problem = e.what();
       }
     }
@@ -603,6 +568,27 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   auto* reporter = new Reporter;
   ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
+  // The runs under the tools begin now, so that their starts (the tool, the sandbox, a CUDA context
+  // each: 1.3 to 1.6 s beside a class's other processes, one after another) overlap the tests. One
+  // that is not granted is ended unused. Their calls use one stream: one hardware queue each.
+  const auto tool_options = [&](const std::string& tool) {
+    RunnerOptions options = args->runner;
+    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
+    options.call_timeout_s *= channel::kSanitizerTimeFactor;
+    options.one_hardware_queue = true;
+    return options;
+  };
+  g_tool_runners.resize(args->sanitize_tools.size());
+  g_tool_problems.resize(args->sanitize_tools.size());
+  const auto begun = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < args->sanitize_tools.size(); ++i) {
+    try {
+      g_tool_runners[i] = begin_runner(tool_options(args->sanitize_tools[i]));
+    } catch (const std::exception& e) {
+      g_tool_problems[i] = e.what();
+    }
+  }
+  if (!g_tool_runners.empty()) fmt::print("[timing] the runs under the tools begun in {:.0f} ms\n", ms_since(begun));
   // The sanitized tests first, in the order the runs under compute-sanitizer take them: until the
   // sanitized runs end, their runners see the very calls this one sees, so no count or order of
   // calls tells a runner whether a tool watches it.
@@ -660,7 +646,7 @@ int main(int argc, char** argv) {
     const std::string& tool = args->sanitize_tools[i];
     if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
     const auto started_tool = std::chrono::steady_clock::now();
-    const RunnerOptions options = tool_options(*args, tool);
+    const RunnerOptions options = tool_options(tool);
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
     try {
       std::unique_ptr<RemoteSubject> remote = std::move(g_tool_runners[i]);
@@ -682,5 +668,6 @@ int main(int argc, char** argv) {
     end_runner(done, options.wrapper);
     if (done["problem"] != "") break;
   }
+  g_tool_runners.clear();  // the runs not granted, ended unused before the shared memory goes
   return rc;
 }
