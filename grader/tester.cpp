@@ -326,9 +326,12 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   }
   if (r.status.is_pending()) score(r);
   if (r.tested_alone) {
+    // Starved again with the GPU to itself, the chapter asks for more device memory than the GPU has.
     r.detail += std::string(r.detail.empty() ? "" : " ") +
-                "(tested again with the GPU alone: the first time, another process held the device memory its "
-                "tests needed)";
+                (r.starved ? "(tested again with the GPU alone, and still out of GPU memory: the chapter asks for "
+                             "more than the GPU has, e.g. a huge stack frame or __device__ array)"
+                           : "(tested again with the GPU alone: the first time, another process held the device "
+                             "memory its tests needed)");
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
