@@ -16,7 +16,13 @@ with tempfile.TemporaryDirectory() as work:
         f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n"
                 "alice,00_naive,tests,0,0,0,4\n"
                 "alice,00_naive,memcheck,0,4,5,7\n"
-                "alice,00_naive,alone,0,3,3.5,4\n")
+                "alice,00_naive,alone,0,3,3.5,4\n"
+                "bob,00_naive,tests,0,2,2,6\n"
+                "bob,00_naive,memcheck,0,6,6,8\n"
+                "bob,00_naive,alone,0,5,5,5.5\n"
+                "carol,00_naive,tests,0,6,6,9\n"
+                "carol,00_naive,memcheck,0,9,9,10\n"
+                "carol,00_naive,alone,0,8,8,8.5\n")
     for sid, (ready, sanitizer, bandwidth) in {"alice": (100, 300, 40), "bob": (200, 500, 60)}.items():
         logs = os.path.join(work, "grades", sid, "logs")
         os.makedirs(logs)
@@ -31,7 +37,9 @@ with tempfile.TemporaryDirectory() as work:
                           os.path.join(work, "grades")], capture_output=True, text=True)
     text = out.stdout
     expected = [
-        "3 processes and builds over 7 s of wall time",
+        "9 processes and builds over 10 s of wall time",
+        "3 of 3 submissions done (3 processes each)",
+        "the submissions began 3.0 s apart (median 3.0 s, 2.0 to 4.0 s)",
         "     2  the judge's device ready after N ms: 150 (150)",
         "     2  under compute-sanitizer memcheck: ready to test after N ms: 400 (400)",
         "     2  Bandwidth: N inputs made in N ms, the rest N ms: 16 (16) | 50 (50) | 2 (2)",
