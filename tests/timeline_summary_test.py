@@ -40,6 +40,8 @@ with tempfile.TemporaryDirectory() as work:
         "9 processes and builds over 10 s of wall time",
         "3 of 3 submissions done (3 processes each)",
         "the submissions began 3.0 s apart (median 3.0 s, 2.0 to 4.0 s)",
+        "a submission's processes held a test slot 5.8 s in all (mean of the done); over the 3 that ran at most at "
+        "once, 1.9 s a submission",
         "     2  the judge's device ready after N ms: 150 (150)",
         "     2  under compute-sanitizer memcheck: ready to test after N ms: 400 (400)",
         "     2  Bandwidth: N inputs made in N ms, the rest N ms: 16 (16) | 50 (50) | 2 (2)",
