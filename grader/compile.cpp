@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -104,20 +103,6 @@ std::map<std::string, std::string> failed_targets(const std::string& log_text) {
   return failed;
 }
 
-namespace {
-
-// What the build alone decides, before any GPU is asked: NCCL. Every device requirement is taken as
-// met here; the GPU half (tester.cpp) checks those.
-workbook::Capabilities build_capabilities() {
-  workbook::Capabilities have;
-  have.compute_capability = std::numeric_limits<int>::max();
-  have.gpus = std::numeric_limits<int>::max();
-  have.nccl = WORKBOOK_HAVE_NCCL != 0;
-  return have;
-}
-
-}  // namespace
-
 void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
   Build& build = session.build();
   const double timeout_s = session.options().build_timeout_s;
@@ -138,10 +123,9 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       if (!old_object.empty()) remove_quietly(old_object);
       const fs::path staged = slot_dir / spec->slug / "kernel.cu";
       fs::create_directories(staged.parent_path(), ec);
-      if (const workbook::Unmet unmet = workbook::unmet_requirement(*spec, build_capabilities());
-          unmet.need == workbook::Unmet::Need::nccl) {
+      if (!built_here(*spec)) {
         // The grading build has no target for it: the chapter over several GPUs needs NCCL.
-        r.status = Status::skipped_for(unmet.word);
+        r.status = Status::skipped_for(workbook::unmet_requirement(*spec, build_capabilities()).word);
         r.detail =
             "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
             "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";

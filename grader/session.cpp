@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -42,6 +43,18 @@ std::vector<std::string> nvcc_architectures(const std::string& list) {
 }
 
 }  // namespace
+
+workbook::Capabilities build_capabilities() {
+  workbook::Capabilities have;
+  have.compute_capability = std::numeric_limits<int>::max();
+  have.gpus = std::numeric_limits<int>::max();
+  have.nccl = WORKBOOK_HAVE_NCCL != 0;
+  return have;
+}
+
+bool built_here(const workbook::ChapterSpec& spec) {
+  return workbook::unmet_requirement(spec, build_capabilities()).need != workbook::Unmet::Need::nccl;
+}
 
 std::string gtest_filter(const std::vector<std::string>& tests) {
   std::string filter;
@@ -154,7 +167,9 @@ bool Session::prepare(int slots, const std::string& architectures) {
   fmt::print("done\nbuilding the harness and the references ... ");
   std::fflush(stdout);
   std::vector<std::string> targets = {"judge", "workbook-sandbox"};
-  for (const workbook::ChapterSpec* spec : chosen_) targets.push_back("reference_runner_" + spec->slug);
+  for (const workbook::ChapterSpec* spec : chosen_) {
+    if (built_here(*spec)) targets.push_back("reference_runner_" + spec->slug);
+  }
   const ProcessResult h = build_.build(targets, build_.log("harness.log"));
   if (h.interrupted) return false;
   if (h.timed_out || h.exit_code != 0) {
@@ -169,7 +184,7 @@ bool Session::prepare(int slots, const std::string& architectures) {
   // The tests each chapter process must report, from a process that holds no learner code.
   tests_.clear();
   for (const workbook::ChapterSpec* spec : chosen_) {
-    if (!list_chapter_tests(spec->slug)) return false;
+    if (built_here(*spec) && !list_chapter_tests(spec->slug)) return false;
   }
   return true;
 }

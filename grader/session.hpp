@@ -15,6 +15,14 @@
 
 namespace grader {
 
+//! What the grading build alone decides, before any GPU is asked: whether it has NCCL. Every device
+//! requirement is taken as met; the GPU half (tester.cpp) checks those.
+workbook::Capabilities build_capabilities();
+
+//! Whether the grading build has targets for the chapter: not the chapter over several GPUs where
+//! the build has no NCCL (graded as skipped, its reference never built).
+bool built_here(const workbook::ChapterSpec& spec);
+
 class Session {
  public:
   Session(const Options& opt, const workbook::Manifest& manifest, std::vector<const workbook::ChapterSpec*> chosen);
