@@ -59,7 +59,7 @@ void print_table(const GradingRun& run) {
         "\nNot graded: {}. The chapters marked \"{}\" were built and checked: ready for a GPU. Run "
         "the grader where it can use one (docs/no-gpu.md: Colab's free T4 with "
         "notebooks/workbook-colab.ipynb, a course server, a cluster node).\n",
-        run.not_graded_reason, Status::no_gpu);
+        run.not_graded_reason, Status(Status::no_gpu));
   }
   if (run.interrupted) fmt::print("\nInterrupted: the chapters above marked so were not graded.\n");
 }
