@@ -59,6 +59,8 @@ if [ $rc -eq 3 ]; then
   rc_broken=$?
   [ $rc_broken -eq 4 ] || fail "without a GPU, a chapter that does not compile must exit 4, not $rc_broken"
   grep -q "docs/no-gpu.md" broken.txt || fail "without a GPU the grader must point to docs/no-gpu.md: $(tail -5 broken.txt)"
+  grep -q 'The chapters marked "not graded: no GPU" were built' broken.txt ||
+    fail "without a GPU the grader must name the status it marks: $(grep -F 'chapters marked' broken.txt)"
 fi
 for f in alice.json results.json pl.json junit.xml feedback.md; do [ -s "$f" ] || fail "$f was not written here"; done
 grep -Eq '"seed": 0,?$' alice.json || fail "--seed 0 is a seed like any other"
