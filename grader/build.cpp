@@ -75,7 +75,7 @@ ProcessResult Build::build(const std::vector<std::string>& targets, const std::s
     }
   }
   ProcessOptions options;
-  options.nice = 10;
+  options.nice = kBuilderNice;
   return run_process(cmd, log_path, timeout_s_, options);
 }
 

@@ -178,7 +178,15 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
     }
     does_not_compile(r, p, log, session.slot_dir(w.slot), timeout_s);
   };
-  std::map<std::pair<int, std::string>, std::future<std::vector<IdeaNote>>> ideas;
+  // Each object is checked before it is linked with anything, and its idea notes read: every
+  // chapter's at once (one after the other they took about 7 s of a submission's 22 s build on an
+  // H100 machine's 16 cores, CUDA 13.0, 2026-12-05).
+  struct Checked {
+    std::vector<Refusal> refusals;
+    std::string unreadable;  // why the object could not be read, if it could not
+    std::vector<IdeaNote> ideas;
+  };
+  std::map<std::pair<int, std::string>, std::future<Checked>> checks;
   for (const SlotWork& w : batch) {
     for (ChapterResult& r : *w.results) {
       if (!r.status.is_pending()) continue;
@@ -193,31 +201,38 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
         failure(r, w, target, object_errors, ".build.log");
         continue;
       }
-      // Check the object before it is linked with anything.
-      const Toolchain tools = session.tools_for(*r.spec, w.log_dir);
-      try {
-        if (reject(r, check_object(tools, session.rules(), r.spec->slug, object,
-                                   session.slot_listing(w.slot, r.spec->slug)))) {
-          continue;
-        }
-      } catch (const std::exception& e) {
-        reject(r, {Refusal{"object", fmt::format("the grader could not read the object file: {}", e.what())}});
-        continue;
-      }
-      ideas[{w.slot, r.spec->slug}] = std::async(std::launch::async, [&session, tools, slug = r.spec->slug, object] {
-        return idea_notes(tools, session.rules(), slug, object);
-      });
+      checks[{w.slot, r.spec->slug}] =
+          std::async(std::launch::async, [&session, tools = session.tools_for(*r.spec, w.log_dir), slug = r.spec->slug,
+                                          object, listing = session.slot_listing(w.slot, r.spec->slug)] {
+            Checked c;
+            try {
+              c.refusals = check_object(tools, session.rules(), slug, object, listing);
+            } catch (const std::exception& e) {
+              c.unreadable = e.what();
+              return c;
+            }
+            if (c.refusals.empty()) {
+              try {
+                c.ideas = idea_notes(tools, session.rules(), slug, object);
+              } catch (const std::exception&) {  // a note is advice: none is no refusal
+              }
+            }
+            return c;
+          });
     }
   }
   std::vector<std::string> links;
   for (const SlotWork& w : batch) {
     for (ChapterResult& r : *w.results) {
-      auto it = ideas.find({w.slot, r.spec->slug});
-      if (it == ideas.end()) continue;
-      try {
-        r.idea = it->second.get();
-      } catch (const std::exception&) {
+      auto it = checks.find({w.slot, r.spec->slug});
+      if (it == checks.end()) continue;
+      Checked c = it->second.get();
+      if (!c.unreadable.empty()) {
+        reject(r, {Refusal{"object", fmt::format("the grader could not read the object file: {}", c.unreadable)}});
+        continue;
       }
+      if (reject(r, c.refusals)) continue;
+      r.idea = std::move(c.ideas);
       links.push_back(Session::slot_runner_target(w.slot, r.spec->slug));
     }
   }
@@ -227,7 +242,7 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
   const std::map<std::string, std::string> link_errors = failed_targets(read_bounded(links_log, 64 << 20));
   for (const SlotWork& w : batch) {
     for (ChapterResult& r : *w.results) {
-      if (!r.status.is_pending() || !ideas.count({w.slot, r.spec->slug})) continue;
+      if (!r.status.is_pending() || !checks.count({w.slot, r.spec->slug})) continue;
       if (linked.interrupted || interrupted()) {
         r.status = Status::interrupted;
         r.detail = "the grader was interrupted while building this chapter";

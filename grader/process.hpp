@@ -22,6 +22,15 @@ struct ProcessResult {
   int pid = -1;         // the child's process id, once it was started
 };
 
+//! The CPU priority (nice) of what builds and checks learners' code: below the test processes, whose
+//! timed runs' host side must not wait for a core behind a compiler.
+inline constexpr int kBuilderNice = 10;
+
+//! Lowers the calling thread to kBuilderNice, and with it every thread and process it starts from
+//! then on (on Linux a nice value is a thread's, and inherited). Not undone: an unprivileged
+//! process cannot raise it again, so call it on a thread of its own.
+void lower_to_builder_priority();
+
 struct ProcessOptions {
   std::map<std::string, std::string> env;  // added to the child's environment
   //! Open a pipe the child inherits, its descriptor number in this variable;

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -619,6 +620,26 @@ TEST(Processes, TheChannelIsAnInheritedDescriptor) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.channel, "{\"event\":\"end\"}\n");
   EXPECT_EQ(slurp(scratch("c.log")), "noise\n") << "stdout is a log, never results";
+}
+
+// The builder's lower priority is its thread's alone (the GPU workers and their test processes keep
+// theirs), and every process and thread it starts inherits it: the compilers, the checks' tools.
+TEST(Processes, TheBuildersPriorityIsItsThreadsAndItsChildrens) {
+  const int before = getpriority(PRIO_PROCESS, 0);
+  if (before >= kBuilderNice) GTEST_SKIP() << "this process already runs at nice " << before;
+  int builder = 0, builders_thread = 0;
+  std::string child;
+  std::thread([&] {
+    lower_to_builder_priority();
+    builder = getpriority(PRIO_PROCESS, 0);
+    std::thread([&] { builders_thread = getpriority(PRIO_PROCESS, 0); }).join();
+    run_process({"sh", "-c", "cut -d' ' -f19 /proc/self/stat"}, scratch("nice.log").string(), 10);
+    child = slurp(scratch("nice.log"));
+  }).join();
+  EXPECT_EQ(builder, kBuilderNice);
+  EXPECT_EQ(builders_thread, kBuilderNice) << "a thread the builder starts (a check's) inherits its priority";
+  EXPECT_EQ(child, std::to_string(kBuilderNice) + "\n") << "a process the builder starts inherits its priority";
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), before) << "the other threads keep theirs";
 }
 
 // grader debug shows a tool's output as it comes, through run_process: whole lines, stdout and
