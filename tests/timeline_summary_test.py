@@ -38,7 +38,7 @@ with tempfile.TemporaryDirectory() as work:
     text = out.stdout
     expected = [
         "9 processes and builds over 10 s of wall time",
-        "3 of 3 submissions done (3 processes each)",
+        "3 of 3 submissions done (3 kinds of process each)",
         "the submissions began 3.0 s apart (median 3.0 s, 2.0 to 4.0 s)",
         "a submission's processes held a test slot 5.8 s in all (mean of the done); over the 3 that ran at most at "
         "once, 1.9 s a submission",
@@ -54,6 +54,25 @@ with tempfile.TemporaryDirectory() as work:
     for wrong in ("999", "not a [timing]", "cuda-alice"):
         if wrong in text:
             failures.append(f"should not appear: {wrong!r}")
+    # A chapter tested again (starved the first time) adds a process, not a kind: its submission is
+    # done; one without its tools' run was cut short.
+    retested = os.path.join(work, "retested.csv")
+    with open(retested, "w") as f:
+        f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n"
+                "alice,00_naive,tests,0,0,0,4\n"
+                "alice,00_naive,tests,0,4,4,6\n"
+                "alice,00_naive,memcheck,0,6,6,7\n"
+                "bob,00_naive,tests,0,2,2,6\n"
+                "bob,00_naive,memcheck,0,6,7,8\n"
+                "carol,00_naive,tests,0,6,6,9\n")
+    again = subprocess.run([sys.executable, os.path.join(source, "grader", "timeline-summary"), retested],
+                           capture_output=True, text=True).stdout
+    if "2 of 3 submissions done (2 kinds of process each)" not in again:
+        failures.append("a chapter tested again must not make the others look cut short:\n" + again)
+    if [line for line in again.splitlines() if line.startswith(("alice", "bob")) and "cut short" in line]:
+        failures.append("alice (tested again) and bob are done:\n" + again)
+    if not [line for line in again.splitlines() if line.startswith("carol") and "cut short" in line]:
+        failures.append("carol, without her tool's run, was cut short:\n" + again)
     empty = subprocess.run([sys.executable, os.path.join(source, "grader", "timeline-summary"), timeline, work + "/none"],
                            capture_output=True, text=True)
     if "no [timing] lines" not in empty.stdout:
