@@ -10,19 +10,20 @@ import tempfile
 
 source = sys.argv[1]
 failures = []
+
+
+def write_timeline(path, rows):
+    """A --timeline CSV of `rows`: "submission,chapter,what,gpu,asked_s,started_s,ended_s" each."""
+    with open(path, "w") as f:
+        f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n" + "".join(r + "\n" for r in rows))
+    return path
+
+
 with tempfile.TemporaryDirectory() as work:
-    timeline = os.path.join(work, "timeline.csv")
-    with open(timeline, "w") as f:
-        f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n"
-                "alice,00_naive,tests,0,0,0,4\n"
-                "alice,00_naive,memcheck,0,4,5,7\n"
-                "alice,00_naive,alone,0,3,3.5,4\n"
-                "bob,00_naive,tests,0,2,2,6\n"
-                "bob,00_naive,memcheck,0,6,6,8\n"
-                "bob,00_naive,alone,0,5,5,5.5\n"
-                "carol,00_naive,tests,0,6,6,9\n"
-                "carol,00_naive,memcheck,0,9,9,10\n"
-                "carol,00_naive,alone,0,8,8,8.5\n")
+    timeline = write_timeline(os.path.join(work, "timeline.csv"), [
+        "alice,00_naive,tests,0,0,0,4", "alice,00_naive,memcheck,0,4,5,7", "alice,00_naive,alone,0,3,3.5,4",
+        "bob,00_naive,tests,0,2,2,6", "bob,00_naive,memcheck,0,6,6,8", "bob,00_naive,alone,0,5,5,5.5",
+        "carol,00_naive,tests,0,6,6,9", "carol,00_naive,memcheck,0,9,9,10", "carol,00_naive,alone,0,8,8,8.5"])
     for sid, (ready, sanitizer, bandwidth) in {"alice": (100, 300, 40), "bob": (200, 500, 60)}.items():
         logs = os.path.join(work, "grades", sid, "logs")
         os.makedirs(logs)
@@ -56,15 +57,9 @@ with tempfile.TemporaryDirectory() as work:
             failures.append(f"should not appear: {wrong!r}")
     # A chapter tested again (starved the first time) adds a process, not a kind: its submission is
     # done; one without its tools' run was cut short.
-    retested = os.path.join(work, "retested.csv")
-    with open(retested, "w") as f:
-        f.write("submission,chapter,what,gpu,asked_s,started_s,ended_s\n"
-                "alice,00_naive,tests,0,0,0,4\n"
-                "alice,00_naive,tests,0,4,4,6\n"
-                "alice,00_naive,memcheck,0,6,6,7\n"
-                "bob,00_naive,tests,0,2,2,6\n"
-                "bob,00_naive,memcheck,0,6,7,8\n"
-                "carol,00_naive,tests,0,6,6,9\n")
+    retested = write_timeline(os.path.join(work, "retested.csv"), [
+        "alice,00_naive,tests,0,0,0,4", "alice,00_naive,tests,0,4,4,6", "alice,00_naive,memcheck,0,6,6,7",
+        "bob,00_naive,tests,0,2,2,6", "bob,00_naive,memcheck,0,6,7,8", "carol,00_naive,tests,0,6,6,9"])
     again = subprocess.run([sys.executable, os.path.join(source, "grader", "timeline-summary"), retested],
                            capture_output=True, text=True).stdout
     if "2 of 3 submissions done (2 kinds of process each)" not in again:
