@@ -123,9 +123,9 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       if (!old_object.empty()) remove_quietly(old_object);
       const fs::path staged = slot_dir / spec->slug / "kernel.cu";
       fs::create_directories(staged.parent_path(), ec);
-      if (!built_here(*spec)) {
+      if (const workbook::Unmet unmet = unmet_in_build(*spec); !unmet.met()) {
         // The grading build has no target for it: the chapter over several GPUs needs NCCL.
-        r.status = Status::skipped_for(workbook::unmet_requirement(*spec, build_capabilities()).word);
+        r.status = Status::skipped_for(unmet.word);
         r.detail =
             "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
             "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";

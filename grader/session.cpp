@@ -44,16 +44,12 @@ std::vector<std::string> nvcc_architectures(const std::string& list) {
 
 }  // namespace
 
-workbook::Capabilities build_capabilities() {
+workbook::Unmet unmet_in_build(const workbook::ChapterSpec& spec) {
   workbook::Capabilities have;
   have.compute_capability = std::numeric_limits<int>::max();
   have.gpus = std::numeric_limits<int>::max();
   have.nccl = WORKBOOK_HAVE_NCCL != 0;
-  return have;
-}
-
-bool built_here(const workbook::ChapterSpec& spec) {
-  return workbook::unmet_requirement(spec, build_capabilities()).need != workbook::Unmet::Need::nccl;
+  return workbook::unmet_requirement(spec, have);
 }
 
 std::string gtest_filter(const std::vector<std::string>& tests) {
@@ -168,7 +164,7 @@ bool Session::prepare(int slots, const std::string& architectures) {
   std::fflush(stdout);
   std::vector<std::string> targets = {"judge", "workbook-sandbox"};
   for (const workbook::ChapterSpec* spec : chosen_) {
-    if (built_here(*spec)) targets.push_back("reference_runner_" + spec->slug);
+    if (unmet_in_build(*spec).met()) targets.push_back("reference_runner_" + spec->slug);
   }
   const ProcessResult h = build_.build(targets, build_.log("harness.log"));
   if (h.interrupted) return false;
@@ -184,7 +180,7 @@ bool Session::prepare(int slots, const std::string& architectures) {
   // The tests each chapter process must report, from a process that holds no learner code.
   tests_.clear();
   for (const workbook::ChapterSpec* spec : chosen_) {
-    if (built_here(*spec) && !list_chapter_tests(spec->slug)) return false;
+    if (unmet_in_build(*spec).met() && !list_chapter_tests(spec->slug)) return false;
   }
   return true;
 }

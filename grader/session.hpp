@@ -15,13 +15,11 @@
 
 namespace grader {
 
-//! What the grading build alone decides, before any GPU is asked: whether it has NCCL. Every device
-//! requirement is taken as met; the GPU half (tester.cpp) checks those.
-workbook::Capabilities build_capabilities();
-
-//! Whether the grading build has targets for the chapter: not the chapter over several GPUs where
-//! the build has no NCCL (graded as skipped, its reference never built).
-bool built_here(const workbook::ChapterSpec& spec);
+//! The requirement of the chapter that the grading build alone lacks, before any GPU is asked: NCCL,
+//! for the chapter over several GPUs (graded as skipped, its reference never built); met() when the
+//! build has targets for it. Every device requirement is taken as met; the GPU half (tester.cpp)
+//! checks those.
+workbook::Unmet unmet_in_build(const workbook::ChapterSpec& spec);
 
 class Session {
  public:
