@@ -20,7 +20,9 @@ chapters = report["chapters"]
 skipped = [f'{c["slug"]} ({c["status_text"]})' for c in chapters if c["status"] == "skipped"]
 if report["graded"]:
     # Every other chapter gets full marks.
-    bad = [f'{c["slug"]}: {c["status"]}, {c["points"]}/{c["max_points"]}' for c in chapters
+    # A chapter that fails says why: its status, points and the report's detail (its first lines).
+    bad = [f'{c["slug"]}: {c["status"]}, {c["points"]}/{c["max_points"]}'
+           + (f' ({" ".join(c.get("detail", "").split())[:600]})' if c.get("detail") else "") for c in chapters
            if (c["status"] != "passed" or c["points"] != c["max_points"])
            and not (c["status"] == "skipped" and c["points"] == 0)]
     ok = not bad and rc == 0
