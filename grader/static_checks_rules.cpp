@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -39,10 +40,12 @@ namespace {
   throw std::runtime_error(fmt::format("manifest: {}: {}", where, what));
 }
 
-const json& field(const json& obj, const std::string& key, const std::string& where) {
-  if (!obj.is_object()) bad(where, "expected an object");
+// Its names by value, not by reference: a reference returned from a call given temporaries is what
+// GCC 13's -Wdangling-reference warns of, though the object found lives in `obj`.
+const json& field(const json& obj, std::string_view key, std::string_view where) {
+  if (!obj.is_object()) bad(std::string(where), "expected an object");
   const auto it = obj.find(key);
-  if (it == obj.end()) bad(where, fmt::format("missing \"{}\"", key));
+  if (it == obj.end()) bad(std::string(where), fmt::format("missing \"{}\"", key));
   return *it;
 }
 

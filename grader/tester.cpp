@@ -275,6 +275,16 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   return true;
 }
 
+std::vector<std::string> tests_to_report(const std::vector<std::string>& shared, const std::vector<std::string>& alone,
+                                         bool granted_alone, const TestRun& so_far) {
+  std::vector<std::string> names = shared;
+  if (granted_alone ||
+      std::any_of(alone.begin(), alone.end(), [&](const std::string& name) { return so_far.find(name); })) {
+    names.insert(names.end(), alone.begin(), alone.end());
+  }
+  return names;
+}
+
 void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
                              const std::string& slot_dir, ChapterResult& r) {
   if (const workbook::Unmet unmet = this->unmet(*r.spec); !unmet.met()) {
@@ -374,13 +384,8 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   enum class Holds { shared, alone, nothing } holds = Holds::shared;
   std::string row = "tests";
   bool timed_ran = false;
-  const auto expected = [&] {  // the tests the judge's first part must report
-    std::vector<std::string> names = session_.shared_tests(spec.slug);
-    if (timed_ran) {
-      const std::vector<std::string>& alone = session_.alone_tests(spec.slug);
-      names.insert(names.end(), alone.begin(), alone.end());
-    }
-    return names;
+  const auto expected = [&](const TestRun& so_far) {
+    return tests_to_report(session_.shared_tests(spec.slug), session_.alone_tests(spec.slug), timed_ran, so_far);
   };
   auto asked = Timeline::Clock::now();
   if (alone_only_) {
@@ -426,7 +431,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     }
     if (event != Event::sanitize) return Grant::none;
     leave();
-    bool go = timed_ran && clean(so_far, expected());
+    bool go = timed_ran && clean(so_far, expected(so_far));
     for (std::size_t i = 0; i + 1 < so_far.sanitized.size(); ++i) {
       go = go && clean(so_far.sanitized[i], session_.sanitized_tests(spec.slug));
     }
@@ -436,7 +441,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   const TestRun t = run_tests(argv, log, limit, env(spec), kSilenceLimit, on_event);
   leave();
   tally(t, r);
-  if (!ran_to_the_end(t, expected(), session_.limit(spec), log, r) || !r.correct() || !tools) return;
+  if (!ran_to_the_end(t, expected(t), session_.limit(spec), log, r) || !r.correct() || !tools) return;
   for (const TestRun& tool_run : t.sanitized) {
     if (tool_run.process.interrupted) return interrupt(r);
     if (!judge_sanitizer_run(tool_run, log, slot_dir, r)) return;

@@ -17,6 +17,12 @@
 
 namespace grader {
 
+//! The tests a chapter's one judge must report before its tools' runs: the shared ones, and the timed
+//! ones (`alone`) once it began them: it was granted the GPU alone, or reported one of them (a timed
+//! test that fails before its timing, e.g. for want of device memory, never asks for the GPU).
+std::vector<std::string> tests_to_report(const std::vector<std::string>& shared, const std::vector<std::string>& alone,
+                                         bool granted_alone, const TestRun& so_far);
+
 class GpuTester {
  public:
   //! `timed`: how the timed runs are batched (timing_gate.hpp).

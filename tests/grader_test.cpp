@@ -31,6 +31,7 @@
 #include "run.hpp"
 #include "status.hpp"
 #include "submissions.hpp"
+#include "tester.hpp"
 #include "text.hpp"
 #include "timing_gate.hpp"
 
@@ -690,6 +691,23 @@ TEST(Processes, ARefusedAloneRequestClosesTheGrantPipe) {
                                 });
   EXPECT_TRUE(run.ended);
   EXPECT_EQ(run.runner_exit, 0) << "the judge read the end of the pipe, no byte";
+}
+
+// A chapter's one judge reports the timed tests when it was granted the GPU alone, and also when one
+// failed before it asked (its inputs could not have their device memory): then the run is whole, and
+// the failure is graded as one, not as a run that reported a test the grader did not ask for.
+TEST(Processes, ATimedTestThatFailsBeforeItsGrantIsExpected) {
+  const std::vector<std::string> shared = {"Sizes/ExactSums.A/n_1", "Empty.NothingToAdd"};
+  const std::vector<std::string> alone = {"Bandwidth.TimedCallsDoTheWork"};
+  TestRun run;
+  run.tests.push_back({"Sizes/ExactSums.A/n_1", "ExactSums", workbook::channel::Result::passed, {}, {}, false});
+  EXPECT_EQ(tests_to_report(shared, alone, false, run), shared) << "no timed test begun, none expected";
+  EXPECT_EQ(tests_to_report(shared, alone, true, run).size(), 3u) << "granted the GPU alone: the timed tests too";
+  run.tests.push_back({"Bandwidth.TimedCallsDoTheWork", "Bandwidth", workbook::channel::Result::failed,
+                       {"cuMemCreate of 538968064 bytes: out of memory"}, {}, true});
+  const std::vector<std::string> expected = tests_to_report(shared, alone, false, run);
+  EXPECT_EQ(expected.size(), 3u) << "a timed test reported without a grant is one the grader asked for";
+  EXPECT_EQ(expected.back(), alone.front());
 }
 
 // A fake judge's script: each line sends one event on the result channel, as a judge does; a

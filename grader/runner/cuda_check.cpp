@@ -32,6 +32,11 @@ std::atomic<int> g_out_of_memory{0};
 
 int out_of_memory_count() { return g_out_of_memory.load(); }
 
+void throw_out_of_memory(const std::string& what) {
+  ++g_out_of_memory;
+  throw CudaError(cudaErrorMemoryAllocation, what);
+}
+
 void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line) {
   if (code == cudaErrorMemoryAllocation) ++g_out_of_memory;
   throw CudaError(code, fmt::format("{}:{}: {} failed: {}", file, line, expr, error_text(code)));

@@ -30,6 +30,9 @@ std::string error_text(cudaError_t code);
 //! whose own buffers could not be had was starved by another process on the GPU, which is no fault
 //! of the chapter it tests (the grader tests it again, alone).
 int out_of_memory_count();
+//! Throws what a call that could not have its device memory throws, counted as above: for calls
+//! made outside the checks (the driver's cuMemCreate).
+[[noreturn]] void throw_out_of_memory(const std::string& what);
 
 inline void check_cuda(cudaError_t code, const char* expr, const char* file, int line) {
   if (code != cudaSuccess) throw_cuda_error(code, expr, file, line);
