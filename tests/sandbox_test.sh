@@ -101,6 +101,12 @@ try:
         print("loopback ok")
 except OSError as e:
     print("loopback refused:", e)
+# NCCL finds its interfaces with getifaddrs, which asks the kernel over a netlink route socket (as
+# if_nameindex does): allowed, and inside the namespace it sees lo only.
+try:
+    print("netlink:", " ".join(name for _, name in socket.if_nameindex()))
+except OSError as e:
+    print("netlink refused:", e)
 # /proc/net/dev lists the interfaces of the process's own network namespace.
 names = [line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:]]
 print("interfaces:", " ".join(names))
@@ -118,6 +124,7 @@ grep -q "^reached" <<<"$out" && fail "--loopback: the program reached an address
 if grep -q '"loopback network only"' "$work/loopback.json"; then
   grep -q "loopback ok" <<<"$out" || fail "--loopback: no TCP on lo, though the report says the loopback network is up"
   grep -q "^interfaces: lo$" <<<"$out" || fail "--loopback: an interface other than lo is visible"
+  grep -q "^netlink: lo$" <<<"$out" || fail "--loopback: no netlink route socket (NCCL's getifaddrs), or more than lo"
 else
   grep -q "loopback ok" <<<"$out" && fail "--loopback without a network namespace: TCP was allowed"
   grep -q "loopback network" "$work/loopback.json" || fail "--loopback: the report does not say why it is missing"

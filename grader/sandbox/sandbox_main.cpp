@@ -29,6 +29,7 @@
 
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <linux/netlink.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -377,15 +378,19 @@ void filter_system_calls(const Args& a, SandboxReport& report) {
     ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) == 0 && ok;
   }
   // Sockets: Unix ones only (no network, whatever namespaces the machine allows); with a loopback
-  // network of its own (--loopback, in a network namespace), IPv4 and IPv6 too, which reach only lo.
+  // network of its own (--loopback, in a network namespace), IPv4 and IPv6 too, which reach only lo,
+  // and netlink's route protocol, by which getifaddrs (NCCL's search for interfaces) lists them.
   if (a.loopback) {
     constexpr int kFamilies = 64;  // above AF_MAX on every Linux so far
     for (int family = 0; family < kFamilies; ++family) {
-      if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
+      if (family == AF_UNIX || family == AF_INET || family == AF_INET6 || family == AF_NETLINK) continue;
       ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
                             SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))) == 0 &&
            ok;
     }
+    ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+                          SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE)) == 0 &&
+         ok;
     ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, kFamilies)) ==
              0 &&
          ok;
