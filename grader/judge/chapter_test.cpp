@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -279,6 +280,13 @@ TEST_F(Streams, TwoConcurrentCalls) {
 // result is checked exactly, and no batch may finish faster than the memory can deliver its bytes.
 constexpr int kMaxTimedInputs = 16;
 constexpr int kRounds = 15;
+// A measure whose batches disagree by more than this, the chapter's or the ceiling's ((slowest -
+// fastest) / median), was disturbed: a core busy beside this process's clock, which times batches
+// of a few milliseconds. Quiet, the ceiling's spread was under 5% in three of four timed runs of a
+// class on an H100 machine, and above 20% in one of ten (2026-12-05); a disturbed measure is taken
+// again, a moment later, up to kMeasures in all, and the quietest counts.
+constexpr double kQuietSpread = 0.2;
+constexpr int kMeasures = 3;
 constexpr int kChangesPerInput = 16;
 
 namespace {
@@ -387,16 +395,32 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   // Only the timed batches and the ceiling need the GPU alone.
   if (!take_gpu_alone()) GTEST_SKIP() << "not timed: the grader did not grant the GPU alone";
   const Clock::time_point alone = Clock::now();
-  BatchTimes times;
-  times.calls = count;
-  for (int r = 0; r < kRounds; ++r) {
-    const double many = batch(count);
-    if (many < 0) return;
-    times.many.push_back(many);
-  }
   std::vector<const float*> data;
   for (const auto& in : inputs) data.push_back(in->data());
-  const Ceiling ceiling = streaming_read_ceiling(data, n, stream());
+  BatchTimes times;
+  Ceiling ceiling;
+  for (int measure = 1; measure <= kMeasures; ++measure) {
+    BatchTimes t;
+    t.calls = count;
+    for (int r = 0; r < kRounds; ++r) {
+      const double many = batch(count);
+      if (many < 0) return;
+      t.many.push_back(many);
+    }
+    const Ceiling c = streaming_read_ceiling(data, n, stream());
+    const double noise = std::max(t.spread(), c.spread);
+    if (measure == 1 || noise < std::max(times.spread(), ceiling.spread)) {
+      times = t;
+      ceiling = c;
+    }
+    if (noise <= kQuietSpread) break;
+    fmt::print(
+        "[timing] Bandwidth: measure {} of at most {} disturbed (its batches spread {:.0f}%, the ceiling's "
+        "{:.0f}%){}\n",
+        measure, kMeasures, 100 * t.spread(), 100 * c.spread,
+        measure < kMeasures ? ": measured again" : ": the quietest counts");
+    if (measure < kMeasures) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   fmt::print(
       "[timing] Bandwidth: {} inputs made and summed in {:.0f} ms, the warm-up batch {:.0f} ms, the GPU alone "
       "granted after {:.0f} ms more, the timed batches and the ceiling {:.0f} ms\n",
