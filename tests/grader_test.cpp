@@ -703,8 +703,12 @@ TEST(Processes, ATimedTestThatFailsBeforeItsGrantIsExpected) {
   run.tests.push_back({"Sizes/ExactSums.A/n_1", "ExactSums", workbook::channel::Result::passed, {}, {}, false});
   EXPECT_EQ(tests_to_report(shared, alone, false, run), shared) << "no timed test begun, none expected";
   EXPECT_EQ(tests_to_report(shared, alone, true, run).size(), 3u) << "granted the GPU alone: the timed tests too";
-  run.tests.push_back({"Bandwidth.TimedCallsDoTheWork", "Bandwidth", workbook::channel::Result::failed,
-                       {"cuMemCreate of 538968064 bytes: out of memory"}, {}, true});
+  run.tests.push_back({"Bandwidth.TimedCallsDoTheWork",
+                       "Bandwidth",
+                       workbook::channel::Result::failed,
+                       {"cuMemCreate of 538968064 bytes: out of memory"},
+                       {},
+                       true});
   const std::vector<std::string> expected = tests_to_report(shared, alone, false, run);
   EXPECT_EQ(expected.size(), 3u) << "a timed test reported without a grant is one the grader asked for";
   EXPECT_EQ(expected.back(), alone.front());

@@ -215,7 +215,8 @@ void* SharedMemory::allocate(std::size_t bytes) {
     // Another process holds the memory: the running test is starved, not failed by the chapter.
     throw_out_of_memory(fmt::format("cuMemCreate of {} bytes: {}", a.mapped, text(r)));
   }
-  if (r != CUDA_SUCCESS) throw CudaError(cudaErrorUnknown, fmt::format("cuMemCreate of {} bytes: {}", a.mapped, text(r)));
+  if (r != CUDA_SUCCESS)
+    throw CudaError(cudaErrorUnknown, fmt::format("cuMemCreate of {} bytes: {}", a.mapped, text(r)));
   a.id = memory->next_id_++;
   a.handle = handle;
   try {
