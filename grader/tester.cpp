@@ -203,6 +203,23 @@ struct Entry {
   ~Entry() { timeline.add(submission, chapter, what, gpu, asked, started); }
 };
 
+// Before a chapter is tested again alone, its first run's logs move aside (<slug>.first.<what>.log),
+// so that its report's logs still say what that run lacked; the new run writes the usual names.
+// With `keep` false, the moved-aside logs of an earlier grading into the same folder are removed.
+void first_run_logs(const std::string& log_dir, const std::string& slug, bool keep) {
+  std::vector<std::string> whats = {"test", "alone"};
+  for (std::string_view tool : names::kSanitizerTools) whats.emplace_back(tool);
+  for (const std::string& what : whats) {
+    const fs::path first = fs::path(log_dir) / fmt::format("{}.first.{}.log", slug, what);
+    std::error_code ec;
+    if (!keep) {
+      fs::remove(first, ec);
+    } else if (const fs::path log = fs::path(log_dir) / fmt::format("{}.{}.log", slug, what); fs::exists(log, ec)) {
+      fs::rename(log, first, ec);
+    }
+  }
+}
+
 }  // namespace
 
 // A feature the chapter needs that this GPU lacks ("" if none). Cooperative launch is
@@ -302,6 +319,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  first_run_logs(log_dir, r.spec->slug, false);
   const auto it = reference_.find(r.spec->slug);
   if (it != reference_.end()) {
     r.reference_gbps = it->second.first;
@@ -328,6 +346,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     again.idea = r.idea;
     again.reference_gbps = r.reference_gbps;
     again.reference_ceiling_gbps = r.reference_ceiling_gbps;
+    first_run_logs(log_dir, r.spec->slug, true);
     alone_only_ = true;
     run_all(again);
     alone_only_ = false;
