@@ -125,10 +125,7 @@ void compile_submissions(Session& session, const std::vector<SlotWork>& batch) {
       fs::create_directories(staged.parent_path(), ec);
       if (const workbook::Unmet unmet = unmet_in_build(*spec); !unmet.met()) {
         // The grading build has no target for it: the chapter over several GPUs needs NCCL.
-        r.status = Status::skipped_for(unmet.word);
-        r.detail =
-            "this chapter needs NCCL (grader/manifest.json, requires), and this build has none (pip install "
-            "nvidia-nccl-cu13, then grade again): not graded here, and its points do not count";
+        skip(r, unmet, kBuildWithoutNccl);
         w.results->push_back(std::move(r));
         continue;
       }

@@ -52,6 +52,13 @@ workbook::Unmet unmet_in_build(const workbook::ChapterSpec& spec) {
   return workbook::unmet_requirement(spec, have);
 }
 
+void skip(ChapterResult& r, const workbook::Unmet& unmet, const std::string& here) {
+  r.status = Status::skipped_for(unmet.word);
+  r.detail = fmt::format(
+      "this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its points do not count",
+      unmet.word, here);
+}
+
 std::string gtest_filter(const std::vector<std::string>& tests) {
   std::string filter;
   for (const std::string& t : tests) filter += (filter.empty() ? "" : ":") + t;

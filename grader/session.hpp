@@ -10,6 +10,7 @@
 #include "build.hpp"
 #include "judge/manifest.hpp"
 #include "options.hpp"
+#include "result.hpp"
 #include "static_checks.hpp"
 #include "timeline.hpp"
 
@@ -20,6 +21,14 @@ namespace grader {
 //! build has targets for it. Every device requirement is taken as met; the GPU half (tester.cpp)
 //! checks those.
 workbook::Unmet unmet_in_build(const workbook::ChapterSpec& spec);
+
+//! What `here` lacks when the grading build has no NCCL, and how to get it.
+inline constexpr const char* kBuildWithoutNccl =
+    "this build has no NCCL (pip install nvidia-nccl-cu13, then grade again)";
+
+//! Marks the chapter skipped: it needs `unmet` (the manifest's `requires`), which `here` lacks; its
+//! points do not count.
+void skip(ChapterResult& r, const workbook::Unmet& unmet, const std::string& here);
 
 class Session {
  public:

@@ -203,20 +203,34 @@ struct Entry {
   ~Entry() { timeline.add(submission, chapter, what, gpu, asked, started); }
 };
 
-// Before a chapter is tested again alone, its first run's logs move aside (<slug>.first.<what>.log),
-// so that its report's logs still say what that run lacked; the new run writes the usual names.
-// With `keep` false, the moved-aside logs of an earlier grading into the same folder are removed.
-void first_run_logs(const std::string& log_dir, const std::string& slug, bool keep) {
+// The log of one run of a chapter's tests: `what` is "test", "alone" or a tool's name.
+fs::path run_log(const std::string& log_dir, const std::string& slug, std::string_view what) {
+  return fs::path(log_dir) / fmt::format("{}.{}.log", slug, what);
+}
+
+// Every kind of run that writes a log (run_log).
+std::vector<std::string> run_log_kinds() {
   std::vector<std::string> whats = {"test", "alone"};
   for (std::string_view tool : names::kSanitizerTools) whats.emplace_back(tool);
-  for (const std::string& what : whats) {
-    const fs::path first = fs::path(log_dir) / fmt::format("{}.first.{}.log", slug, what);
+  return whats;
+}
+
+// Before a chapter is tested again alone, its first run's logs move aside (<slug>.first.<what>.log),
+// so that its report's logs still say what that run lacked; the new run writes the usual names.
+void keep_first_run_logs(const std::string& log_dir, const std::string& slug) {
+  for (const std::string& what : run_log_kinds()) {
     std::error_code ec;
-    if (!keep) {
-      fs::remove(first, ec);
-    } else if (const fs::path log = fs::path(log_dir) / fmt::format("{}.{}.log", slug, what); fs::exists(log, ec)) {
-      fs::rename(log, first, ec);
+    if (fs::exists(run_log(log_dir, slug, what), ec)) {
+      fs::rename(run_log(log_dir, slug, what), run_log(log_dir, slug, "first." + what), ec);
     }
+  }
+}
+
+// The logs that keep_first_run_logs moved aside in an earlier grading into the same folder.
+void remove_first_run_logs(const std::string& log_dir, const std::string& slug) {
+  for (const std::string& what : run_log_kinds()) {
+    std::error_code ec;
+    fs::remove(run_log(log_dir, slug, "first." + what), ec);
   }
 }
 
@@ -306,20 +320,15 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
                              const std::string& slot_dir, ChapterResult& r) {
   if (const workbook::Unmet unmet = this->unmet(*r.spec); !unmet.met()) {
     using Need = workbook::Unmet::Need;
-    r.status = Status::skipped_for(unmet.word);
-    const std::string here =
-        unmet.need == Need::nccl ? "this build has no NCCL (pip install nvidia-nccl-cu13, then grade again)"
-        : unmet.need == Need::gpus
-            ? fmt::format("the grader tests on {} GPU{}", 1 + gpu_.peers.size(), gpu_.peers.empty() ? "" : "s")
-            : fmt::format("GPU {} is sm_{}", gpu_.index, gpu_.requirement_cc);
-    r.detail = fmt::format(
-        "this chapter needs {} (grader/manifest.json, requires); {}: not graded here, and its "
-        "points do not count",
-        unmet.word, here);
+    skip(r, unmet,
+         unmet.need == Need::nccl ? kBuildWithoutNccl
+         : unmet.need == Need::gpus
+             ? fmt::format("the grader tests on {} GPU{}", 1 + gpu_.peers.size(), gpu_.peers.empty() ? "" : "s")
+             : fmt::format("GPU {} is sm_{}", gpu_.index, gpu_.requirement_cc));
     return;
   }
   const auto start = std::chrono::steady_clock::now();
-  first_run_logs(log_dir, r.spec->slug, false);
+  remove_first_run_logs(log_dir, r.spec->slug);
   const auto it = reference_.find(r.spec->slug);
   if (it != reference_.end()) {
     r.reference_gbps = it->second.first;
@@ -346,7 +355,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     again.idea = r.idea;
     again.reference_gbps = r.reference_gbps;
     again.reference_ceiling_gbps = r.reference_ceiling_gbps;
-    first_run_logs(log_dir, r.spec->slug, true);
+    keep_first_run_logs(log_dir, r.spec->slug);
     alone_only_ = true;
     run_all(again);
     alone_only_ = false;
@@ -368,7 +377,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
 void GpuTester::run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
                          ChapterResult& r, bool alone) {
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = (fs::path(log_dir) / (spec.slug + (alone ? ".alone.log" : ".test.log"))).string();
+  const std::string log = run_log(log_dir, spec.slug, alone ? "alone" : "test").string();
   const std::string filter = (alone ? "" : "-") + gtest_filter(session_.alone_tests(spec.slug));
   TestRun t;
   {
@@ -387,7 +396,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   using workbook::channel::Event;
   using Grant = ProcessOptions::Grant;
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = (fs::path(log_dir) / (spec.slug + ".test.log")).string();
+  const std::string log = run_log(log_dir, spec.slug, "test").string();
   const std::string alone_filter = gtest_filter(session_.alone_tests(spec.slug));
   std::vector<std::string> argv = judge_command(spec, "learner", runner, "-" + alone_filter);
   argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
@@ -485,7 +494,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
   // them at once overlap only their CPU work. A tool that finds something ends the chapter's checks.
   for (std::string_view tool_name : names::kSanitizerTools) {
     const std::string tool(tool_name);
-    const std::string log = (fs::path(log_dir) / fmt::format("{}.{}.log", spec.slug, tool)).string();
+    const std::string log = run_log(log_dir, spec.slug, tool).string();
     TestRun t;
     {
       const auto asked = Timeline::Clock::now();

@@ -19,8 +19,7 @@ chapters = report["chapters"]
 # skipped, its points not counted.
 skipped = [f'{c["slug"]} ({c["status_text"]})' for c in chapters if c["status"] == "skipped"]
 if report["graded"]:
-    # Every other chapter gets full marks.
-    # A chapter that fails says why: its status, points and the report's detail (its first lines).
+    # Every other chapter gets full marks; one that does not says why (its status, points, detail).
     bad = [f'{c["slug"]}: {c["status"]}, {c["points"]}/{c["max_points"]}'
            + (f' ({" ".join(c.get("detail", "").split())[:600]})' if c.get("detail") else "") for c in chapters
            if (c["status"] != "passed" or c["points"] != c["max_points"])
