@@ -79,6 +79,9 @@ std::string incomplete(const TestRun& t, const std::vector<std::string>& expecte
   return "";
 }
 
+// The run ended for want of time: the process past its limit, or a call the judge saw hang.
+bool out_of_time(const TestRun& t) { return t.process.timed_out || !t.hang.empty(); }
+
 bool any_failed(const TestRun& t) {
   return std::any_of(t.tests.begin(), t.tests.end(), [](const TestRecord& x) { return x.result == Result::failed; });
 }
@@ -306,6 +309,25 @@ bool GpuTester::measure_references(const std::string& log_dir) {
   return true;
 }
 
+bool test_again_alone(const ChapterResult& r) {
+  return (r.starved || r.crowded) && !(r.status.is_pending() && r.correct()) && r.status.code() != Status::interrupted;
+}
+
+std::string retest_note(bool first_starved, const ChapterResult& again) {
+  // Starved again with the GPU to itself, the chapter asks for more device memory than the GPU has.
+  if (again.starved) {
+    return "(tested again with the GPU alone, and still out of GPU memory: the chapter asks for more than the GPU "
+           "has, e.g. a huge stack frame or __device__ array)";
+  }
+  if (first_starved) {
+    return "(tested again with the GPU alone: the first time, another process held the device memory its tests "
+           "needed)";
+  }
+  return again.status.code() == Status::timed_out
+             ? "(out of time beside other test processes, and again with the GPU alone)"
+             : "(tested again with the GPU alone: the first time, it ran out of time beside other test processes)";
+}
+
 std::vector<std::string> tests_to_report(const std::vector<std::string>& shared, const std::vector<std::string>& alone,
                                          bool granted_alone, const TestRun& so_far) {
   std::vector<std::string> names = shared;
@@ -347,8 +369,11 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   };
   run_all(r);
   // A test that could not have the device memory it needed, which another process held, is no fault
-  // of this chapter: it is tested again, every process of it alone on the GPU, and graded by that.
-  if (r.starved && !(r.status.is_pending() && r.correct()) && r.status.code() != Status::interrupted) {
+  // of this chapter; nor is a slow but finite kernel's running out of time while other processes
+  // (a neighbour's hang among them) had their turns on the GPU. Either way the chapter is tested
+  // again, every process of it alone on the GPU, and graded by that: a kernel that never ends costs
+  // its limit once more, alone, which is the price of not failing a correct one.
+  if (test_again_alone(r)) {
     ChapterResult again;
     again.spec = r.spec;
     again.refusals = r.refusals;
@@ -360,17 +385,11 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     run_all(again);
     alone_only_ = false;
     again.tested_alone = true;
+    const bool first_starved = r.starved;
     r = std::move(again);
+    r.detail += std::string(r.detail.empty() ? "" : " ") + retest_note(first_starved, r);
   }
   if (r.status.is_pending()) score(r);
-  if (r.tested_alone) {
-    // Starved again with the GPU to itself, the chapter asks for more device memory than the GPU has.
-    r.detail += std::string(r.detail.empty() ? "" : " ") +
-                (r.starved ? "(tested again with the GPU alone, and still out of GPU memory: the chapter asks for "
-                             "more than the GPU has, e.g. a huge stack frame or __device__ array)"
-                           : "(tested again with the GPU alone: the first time, another process held the device "
-                             "memory its tests needed)");
-  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -387,6 +406,7 @@ void GpuTester::run_part(const std::string& submission, const std::string& runne
     t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(spec), kSilenceLimit);
   }
   tally(t, r);
+  r.crowded = r.crowded || (out_of_time(t) && !alone && !alone_only_);
   ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug), session_.limit(spec),
                  log, r);
 }
@@ -467,8 +487,11 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   };
   const double limit = session_.limit(spec) * (1 + workbook::channel::kSanitizerTimeFactor * double(tools));
   const TestRun t = run_tests(argv, log, limit, env(spec), kSilenceLimit, on_event);
+  const bool beside_others = holds != Holds::alone;  // where it was when it ended
   leave();
   tally(t, r);
+  r.crowded = r.crowded ||
+              (beside_others && (out_of_time(t) || std::any_of(t.sanitized.begin(), t.sanitized.end(), out_of_time)));
   if (!ran_to_the_end(t, expected(t), session_.limit(spec), log, r) || !r.correct() || !tools) return;
   for (const TestRun& tool_run : t.sanitized) {
     if (tool_run.process.interrupted) return interrupt(r);
@@ -507,6 +530,7 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
     }
     if (t.process.interrupted) return interrupt(r);
     t.tool = tool;
+    r.crowded = r.crowded || (out_of_time(t) && !alone_only_);
     if (!judge_sanitizer_run(t, log, slot_dir, r)) return;
   }
 }
@@ -518,7 +542,7 @@ bool GpuTester::judge_sanitizer_run(const TestRun& t, const std::string& log, co
   const std::string& tool = t.tool;
   ++r.tests_total;
   std::string what;
-  if (t.process.timed_out || !t.hang.empty()) {
+  if (out_of_time(t)) {
     what = "timed out under compute-sanitizer " + tool;
   } else if (t.runner_exit == workbook::channel::kSanitizerFoundErrors) {
     what = "compute-sanitizer " + tool + " reports errors";

@@ -23,6 +23,12 @@ namespace grader {
 std::vector<std::string> tests_to_report(const std::vector<std::string>& shared, const std::vector<std::string>& alone,
                                          bool granted_alone, const TestRun& so_far);
 
+//! Whether a chapter's first run is no verdict, and it is tested again with the GPU alone: a test
+//! starved of device memory another process held, or out of time while others shared the GPU.
+bool test_again_alone(const ChapterResult& r);
+//! What the report adds to the detail of a chapter tested again alone (`again`).
+std::string retest_note(bool first_starved, const ChapterResult& again);
+
 class GpuTester {
  public:
   //! `timed`: how the timed runs are batched (timing_gate.hpp).

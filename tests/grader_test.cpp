@@ -714,6 +714,22 @@ TEST(Processes, ATimedTestThatFailsBeforeItsGrantIsExpected) {
   EXPECT_EQ(expected.back(), alone.front());
 }
 
+TEST(Processes, AChapterOutOfTimeBesideOthersIsTestedAgainAlone) {
+  ChapterResult r;
+  r.status = Status(Status::timed_out);
+  EXPECT_FALSE(test_again_alone(r)) << "a hang with the GPU alone is a verdict";
+  r.crowded = true;
+  EXPECT_TRUE(test_again_alone(r)) << "out of time beside others: no verdict yet";
+  r.status = Status(Status::interrupted);
+  EXPECT_FALSE(test_again_alone(r)) << "an interrupted grading ends";
+  ChapterResult again;
+  again.status = Status(Status::timed_out);
+  EXPECT_NE(retest_note(false, again).find("again with the GPU alone"), std::string::npos);
+  again.status = Status();
+  EXPECT_NE(retest_note(false, again).find("ran out of time beside other test processes"), std::string::npos);
+  EXPECT_NE(retest_note(true, again).find("device memory"), std::string::npos);
+}
+
 // A fake judge's script: each line sends one event on the result channel, as a judge does; a
 // request (alone, sanitize) then waits for the grader's byte on the grant pipe.
 std::string send_event(const nlohmann::json& event) {
