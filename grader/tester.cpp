@@ -279,6 +279,12 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
                   wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
       fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
+  // The learner's ceiling is measured with the shape its reference's was, without a screen of its own.
+  const auto reference = reference_.find(spec.slug);
+  if (subject == "learner" && reference != reference_.end() && reference->second.ceiling_shape.known()) {
+    argv.push_back(std::string(names::kCeilingShapeFlag) + "=" +
+                   nlohmann::json(reference->second.ceiling_shape).dump());
+  }
   argv.push_back("--gtest_filter=" + filter);
   return argv;
 }
@@ -294,13 +300,13 @@ bool GpuTester::measure_references(const std::string& log_dir) {
                                               gtest_filter(session_.alone_tests(spec->slug))),
                                 log, session_.limit(*spec), env(*spec), kSilenceLimit);
     if (t.process.interrupted) return false;
-    std::pair<std::optional<double>, std::optional<double>> m;
+    ReferenceBandwidth m;
     for (const TestRecord& rec : t.tests) {
-      if (rec.group == "Bandwidth" && rec.result == Result::passed) {
-        m = {subject_gbps(rec), ceiling_gbps(rec)};
+      if (rec.group == "Bandwidth" && rec.result == Result::passed && rec.bandwidth) {
+        m = {subject_gbps(rec), ceiling_gbps(rec), rec.bandwidth->ceiling_shape};
       }
     }
-    if (!m.first) {
+    if (!m.gbps) {
       fmt::print(stderr, "grader: the reference of {} could not be measured on GPU {} (log: {})\n", spec->slug,
                  gpu_.index, log);
     }
@@ -353,8 +359,8 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   remove_first_run_logs(log_dir, r.spec->slug);
   const auto it = reference_.find(r.spec->slug);
   if (it != reference_.end()) {
-    r.reference_gbps = it->second.first;
-    r.reference_ceiling_gbps = it->second.second;
+    r.reference_gbps = it->second.gbps;
+    r.reference_ceiling_gbps = it->second.ceiling_gbps;
   }
   const auto run_all = [&](ChapterResult& result) {
     if (!session_.options().separate_judges) {

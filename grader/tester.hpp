@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "judge/ceiling_shape.hpp"
 #include "result.hpp"
 #include "run.hpp"
 #include "session.hpp"
@@ -72,7 +73,12 @@ class GpuTester {
   //! Every test process of the chapter being tested holds the GPU alone: a chapter tested again
   //! because another process took the device memory its tests needed (ChapterResult::starved).
   bool alone_only_ = false;
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> reference_;
+  //! What a chapter's reference measured on this GPU (measure_references), by slug.
+  struct ReferenceBandwidth {
+    std::optional<double> gbps, ceiling_gbps;
+    workbook::CeilingShape ceiling_shape;  // passed on to the learner's judge (names::kCeilingShapeFlag)
+  };
+  std::map<std::string, ReferenceBandwidth> reference_;
 };
 
 }  // namespace grader

@@ -823,7 +823,7 @@ TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
                                 {"result", "passed"},
                                 {"failures", nlohmann::json::array()},
                                 {"ms", 812},
-                                {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16}}};
+                                {"bandwidth", Bandwidth{4032.25, 4371.5, 4100.0, 240, 16, {16, 8}}}};
   const nlohmann::json plain = {{"event", Event::test},
                                 {"name", "Sizes/ExactSums.EveryElementCountedOnce/n_1000"},
                                 {"result", "passed"},
@@ -841,6 +841,8 @@ TEST(Processes, TheChannelCarriesBandwidthAsNumbers) {
   EXPECT_EQ(run.tests[0].bandwidth->subject_gbps, 4032.25);
   EXPECT_EQ(run.tests[0].bandwidth->ceiling_gbps, 4371.5);
   EXPECT_EQ(run.tests[0].bandwidth->timed_inputs, 16);
+  EXPECT_EQ(run.tests[0].bandwidth->ceiling_shape.blocks_per_sm, 16);
+  EXPECT_EQ(run.tests[0].bandwidth->ceiling_shape.loads, 8);
   EXPECT_FALSE(run.tests[1].bandwidth.has_value());
   EXPECT_EQ(run.tests[1].result, workbook::channel::Result::passed);
   EXPECT_EQ(run.unreadable_lines, 1);

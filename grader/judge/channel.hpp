@@ -8,7 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "judge/ceiling_shape.hpp"
 #include "runner/sanitizer_log.hpp"  // kSanitizerLogFd, kSanitizerLogFile
+
+namespace workbook {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CeilingShape, blocks_per_sm, loads)
+}  // namespace workbook
 
 namespace workbook::channel {
 
@@ -49,16 +54,17 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Result,
 
 //! What a Bandwidth test measured, as numbers: the subject's GB/s and the streaming-read ceiling's,
 //! both measured the same way in the judge, the fastest batch's GB/s, and how many calls were
-//! checked on how many distinct inputs.
+//! checked on how many distinct inputs, and the shape the ceiling was measured with.
 struct Bandwidth {
   double subject_gbps = 0;
   double ceiling_gbps = 0;
   double fastest_batch_gbps = 0;
   int checked_calls = 0;
   int timed_inputs = 0;
+  CeilingShape ceiling_shape;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Bandwidth, subject_gbps, ceiling_gbps, fastest_batch_gbps, checked_calls,
-                                   timed_inputs)
+                                   timed_inputs, ceiling_shape)
 
 //! What the runner's process ended with, as the end event says: the exit status compute-sanitizer
 //! gives when it found errors.

@@ -18,7 +18,14 @@
 #include "subject.hpp"
 #include "workbook/contract.hpp"
 
+namespace testing {
+class TestInfo;
+}
+
 namespace workbook::judge {
+
+//! A test's full GoogleTest name: "Sizes/ExactSums.EveryElementCountedOnce/n_1000".
+std::string full_name(const ::testing::TestInfo& info);
 
 //! The implementation under test.
 Subject& subject();
@@ -41,6 +48,29 @@ int visible_gpus();
 //! context, a runner that died or a call that never finished ends the test process after the
 //! test, since no later test could run.
 Outcome run_calls(const std::vector<Call>& calls);
+//! The same, ordered after everything enqueued on the judge's stream() so far (inputs, poison,
+//! fingerprints): on the GPU where the subject's process can wait for the judge's word there
+//! (GpuOrder), else by waiting here for the stream first. A call must never see an input before it
+//! was written, nor an output before it was poisoned.
+//!
+//! With Order::host_first the judge also waits for its stream here before handing the calls over
+//! (a timed batch, whose time must hold none of the judge's work); the calls still carry the
+//! judge's word, already written, so that the chapter's process sees the same operations before
+//! every call, timed or not.
+enum class Order { on_gpu, host_first };
+Outcome run_calls_after_stream(const std::vector<Call>& calls, Order order = Order::on_gpu);
+//! The same for a batch of several tests' calls (run_batch, trial.hpp), which breaks nothing: a
+//! subject that breaks in it is started again (restart_subject), and the tests run their calls
+//! alone. Nor does a want of memory in it mark the running test starved.
+Outcome run_batch_after_stream(const std::vector<Call>& calls);
+//! Whether tests may take their calls' results from a batch: the chapter's code runs in a process
+//! of its own, not under a tool, and the user did not ask for one test at a time
+//! (names::kOneTestAtATimeVariable).
+bool batches_allowed();
+//! After a batch broke the chapter's process (`broke`, fatal): ends it and starts a new one with the
+//! same options, in which the tests run their calls one test at a time. False where it cannot: then
+//! the running test is the one that broke it, as if its own call had.
+bool restart_after_batch(const Outcome& broke);
 
 //! Asks the grader for the GPU alone (Event::alone) and waits until every other test process on it
 //! has stopped: the timed test calls it once its inputs are ready and checked, so that it holds the
@@ -49,6 +79,9 @@ Outcome run_calls(const std::vector<Call>& calls);
 bool take_gpu_alone();
 //! What the running Bandwidth test measured: sent to the grader, as numbers, with the test's end.
 void report_bandwidth(const channel::Bandwidth& measured);
+//! The shape the Bandwidth test's ceiling is measured with (--ceiling-shape): the one the reference
+//! of this chapter measured its own with, where the grader knows it; none (screen them all) else.
+CeilingShape given_ceiling_shape();
 //! The running test could not have the device memory it needs, which the device has: another
 //! process holds it. Its failure is then marked "starved" on the channel, and the grader tests the
 //! chapter again with the GPU alone (a judge's own failed allocation marks it too).

@@ -32,6 +32,7 @@
 #include "runner/cuda_check.hpp"
 #include "runner/registry.hpp"
 #include "runner/shared_memory.hpp"
+#include "trial.hpp"
 
 namespace workbook::judge {
 namespace {
@@ -48,6 +49,8 @@ std::string g_broken;  // why the subject can run no more calls (set by run_call
 bool g_hung = false;
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
 bool g_yield_between_tests = false;             // --yield-between-tests
+CeilingShape g_ceiling_shape;                   // --ceiling-shape: the reference's, where the grader knows it
+RunnerOptions g_runner_options;                 // how the chapter's process was started (restart_after_batch)
 bool g_starved = false;                         // the running test lacked memory another process held
 // The runs under the tools, begun before the tests (by tool, in --sanitize order; null where one
 // could not begin, and why in g_tool_problems) and taken out as each is granted.
@@ -127,10 +130,6 @@ void set_filter(const std::string& filter) {
 #else
   ::testing::GTEST_FLAG(filter) = filter;
 #endif
-}
-
-std::string full_name(const ::testing::TestInfo& info) {
-  return std::string(info.test_suite_name()) + "." + info.name();
 }
 
 // After each test: its result to the grader; then, if the implementation broke (a lost context, a
@@ -222,6 +221,7 @@ struct Arguments {
   // Then, tool by tool once the grader grants each, these tests under compute-sanitizer.
   std::vector<std::string> sanitize_tools;
   std::string sanitizer, sanitized_tests;
+  CeilingShape ceiling_shape;  // as JSON (channel.hpp), the one the Bandwidth test's ceiling is measured with
 };
 
 std::optional<Arguments> parse(int argc, char** argv) {
@@ -263,12 +263,20 @@ std::optional<Arguments> parse(int argc, char** argv) {
       a.runner.call_timeout_s = std::atof(v->c_str());
     else if (auto v = value("--cpu-seconds"))
       a.runner.cpu_seconds = std::atof(v->c_str());
-    else {
+    else if (auto v = value(names::kCeilingShapeFlag)) {
+      try {
+        a.ceiling_shape = nlohmann::json::parse(*v).get<CeilingShape>();
+      } catch (const nlohmann::json::exception& e) {
+        fmt::print(stderr, "{}: not a shape ({}): {}\n", names::kCeilingShapeFlag, e.what(), *v);
+        return std::nullopt;
+      }
+    } else {
       fmt::print(stderr,
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
                  "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
                  "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
-                 "[--alone-tests=<gtest filter>] [--yield-between-tests] [--sanitizer=<compute-sanitizer> "
+                 "[--alone-tests=<gtest filter>] [--yield-between-tests] [--ceiling-shape=<json>] "
+                 "[--sanitizer=<compute-sanitizer> "
                  "--sanitized-tests=<gtest filter> "
                  "--sanitize=<tool>...], and gtest flags)\n",
                  arg);
@@ -325,7 +333,37 @@ std::string check_registration(const remote::Registration& r, const std::string&
   return "";
 }
 
+// A run under `tool`: the chapter's process under compute-sanitizer, its calls on one stream (one
+// hardware queue), its time limit stretched for the tool.
+RunnerOptions tool_options(const Arguments& args, const std::string& tool) {
+  RunnerOptions options = args.runner;
+  options.wrapper = channel::sanitizer_wrapper(args.sanitizer, tool, !g_spec->ranks);
+  options.call_timeout_s *= channel::kSanitizerTimeFactor;
+  options.one_hardware_queue = true;
+  return options;
+}
+
+// The runs under the tools begin while the chapter's process starts, and the tests wait for them
+// all: their starts (the tool, the sandbox, a CUDA context each) were 1.3 to 1.6 s each, one after
+// another, after the tests; begun inside the tests they held back the timed tests of others, which
+// may not run while a process starts (grading.md). One that is not granted is ended unused.
+void begin_tool_runs(const Arguments& args) {
+  g_tool_runners.resize(args.sanitize_tools.size());
+  g_tool_problems.resize(args.sanitize_tools.size());
+  for (std::size_t i = 0; i < args.sanitize_tools.size(); ++i) {
+    try {
+      g_tool_runners[i] = begin_runner(tool_options(args, args.sanitize_tools[i]));
+    } catch (const std::exception& e) {
+      g_tool_problems[i] = e.what();
+    }
+  }
+}
+
 }  // namespace
+
+std::string full_name(const ::testing::TestInfo& info) {
+  return std::string(info.test_suite_name()) + "." + info.name();
+}
 
 Subject& subject() { return *g_implementation; }
 const ChapterSpec& spec() { return *g_spec; }
@@ -341,7 +379,7 @@ int visible_gpus() {
 }
 
 Unmet unmet_here() {
-  const DeviceInfo& d = device_info();
+  const DeviceInfo d = device_properties();
   Capabilities have;
   have.compute_capability = d.compute_major * 10 + d.compute_minor;
   have.cooperative_launch = d.cooperative_launch;
@@ -369,12 +407,14 @@ std::string skip_reason(const Unmet& unmet) {
     case Unmet::Need::compute_capability:
     case Unmet::Need::none: break;
   }
-  const DeviceInfo& d = device_info();
+  const DeviceInfo d = device_properties();
   return fmt::format("needs {}; this device is sm_{}{}", unmet.word, d.compute_major, d.compute_minor);
 }
 
-Outcome run_calls(const std::vector<Call>& calls) {
-  Outcome o = subject().run(calls);
+namespace {
+
+Outcome run_subject(const std::vector<Call>& calls, const Ready& ready) {
+  Outcome o = subject().run(calls, ready);
   // The chapter's code could not have device memory (a launch or an allocation of its): where other
   // processes hold the device's memory, that is no fault of its own, and the grader tests it again
   // with the GPU alone (where it still fails, that run's verdict stands).
@@ -390,7 +430,102 @@ Outcome run_calls(const std::vector<Call>& calls) {
   return o;
 }
 
+bool set_to_one(const char* variable) {
+  const char* v = std::getenv(variable);
+  return v && std::string(v) == "1";
+}
+
+// Whether the user asked for calls ordered by a wait on the host (names::kOrderOnHostVariable).
+bool order_on_host_asked() {
+  static const bool asked = set_to_one(names::kOrderOnHostVariable);
+  return asked;
+}
+
+// The word run_calls_after_stream orders calls by: set up once, zeroed before any runner reads it.
+unsigned long long* ordering_word() {
+  static unsigned long long* word = [] {
+    auto* w = static_cast<unsigned long long*>(SharedMemory::allocate(sizeof(unsigned long long)));
+    WORKBOOK_CUDA_CHECK(cudaMemsetAsync(w, 0, sizeof *w, stream()));
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    return w;
+  }();
+  return word;
+}
+
+}  // namespace
+
+Outcome run_calls(const std::vector<Call>& calls) { return run_subject(calls, {}); }
+
+namespace {
+
+// Orders what is handed over next after everything enqueued on the judge's stream so far: the
+// word the calls wait for on the GPU, or none once the judge has waited for its stream here.
+Ready order_after_stream(Order order) {
+  static bool on_gpu = !order_on_host_asked();  // until the driver refuses a write
+  static std::uint64_t last_value = 0;
+  if (on_gpu && subject().orders_on_gpu() && SharedMemory::get()) {
+    unsigned long long* word = ordering_word();
+    std::string why;
+    if (GpuOrder::write(stream(), word, last_value + 1, &why)) {
+      const Ready ready{word, ++last_value};
+      if (order == Order::host_first) WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+      return ready;
+    }
+    on_gpu = false;
+    fmt::print("[order] the judge waits on the host before calls from now on: {}\n", why);
+  }
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return {};
+}
+
+}  // namespace
+
+Outcome run_calls_after_stream(const std::vector<Call>& calls, Order order) {
+  const Ready ready = order_after_stream(order);
+  return run_subject(calls, ready);
+}
+
+Outcome run_batch_after_stream(const std::vector<Call>& calls) {
+  const Ready ready = order_after_stream(Order::on_gpu);
+  return subject().run(calls, ready);
+}
+
+bool batches_allowed() {
+  static const bool one_at_a_time = set_to_one(names::kOneTestAtATimeVariable);
+  const auto* remote = dynamic_cast<const RemoteSubject*>(g_implementation.get());
+  return !one_at_a_time && remote && !remote->under_tool() && g_runner_options.wrapper.empty();
+}
+
+bool restart_after_batch(const Outcome& broke) {
+  auto* old = dynamic_cast<RemoteSubject*>(g_implementation.get());
+  std::string why = "the chapter's code does not run in a process of its own";
+  if (old && g_runner_options.wrapper.empty()) {
+    const int code = old->finish();
+    try {
+      std::unique_ptr<RemoteSubject> fresh = start_runner(g_runner_options);
+      if (const std::string problem = check_registration(fresh->registration(), g_spec->slug); !problem.empty())
+        throw std::runtime_error(problem);
+      g_implementation = std::move(fresh);
+      fmt::print(
+          "[batch] the chapter's process broke in a batch of calls (it ended with status {}): {}\n"
+          "[batch] a new one runs the tests' calls one test at a time\n",
+          code, broke.error);
+      return true;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  fmt::print("[batch] the chapter's process broke in a batch of calls, and no new one could start: {}\n", why);
+  if (g_broken.empty()) {  // as if the running test's own call had broken it
+    g_broken = broke.error;
+    g_hung = broke.hang;
+  }
+  return false;
+}
+
 void report_bandwidth(const channel::Bandwidth& measured) { g_bandwidth = measured; }
+
+CeilingShape given_ceiling_shape() { return g_ceiling_shape; }
 
 void report_starved() { g_starved = true; }
 
@@ -400,7 +535,7 @@ bool take_gpu_alone() {
 }
 
 std::optional<std::string> device_too_small(std::size_t need) {
-  const DeviceInfo info = device_info();
+  const DeviceInfo info = device_properties();
   if (info.global_bytes >= need + (std::size_t(1) << 30)) return std::nullopt;
   return fmt::format("needs {:.1f} GiB of device memory; this device has {:.1f} GiB", need / 1073741824.0,
                      info.global_bytes / 1073741824.0);
@@ -418,9 +553,10 @@ bool device_memory_free(std::size_t need) {
   return false;
 }
 
-void register_reproducible_tests();  // reproducible_test.cpp
-void register_operator_tests();      // operators_chapter_test.cpp
-void register_ranks_tests();         // ranks_chapter_test.cpp
+void register_reproducible_tests();    // reproducible_test.cpp
+void register_operator_tests();        // operators_chapter_test.cpp
+void register_ranks_tests();           // ranks_chapter_test.cpp
+std::string unlisted_batched_tests();  // chapter_test.cpp
 
 }  // namespace workbook::judge
 
@@ -434,6 +570,10 @@ int main(int argc, char** argv) {
   using namespace workbook::judge;
   // No process of the same user may read this one's memory (the seed, the expected sums).
   prctl(PR_SET_DUMPABLE, 0);
+  // The runs under the tools that were begun and never granted end with main, on every return.
+  struct EndToolRuns {
+    ~EndToolRuns() { g_tool_runners.clear(); }
+  } end_tool_runs;
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<Arguments> args = parse(argc, argv);
   if (!args) return 2;
@@ -441,6 +581,7 @@ int main(int argc, char** argv) {
   const std::vector<Entry> linked = all_entries();
   std::string chapter = args->chapter;
   g_yield_between_tests = args->yield_between_tests;
+  g_ceiling_shape = args->ceiling_shape;
   if (chapter.empty() && !linked.empty()) chapter = linked.front().chapter;
   if (g_subject.empty()) g_subject = !args->remote && !linked.empty() ? linked.front().subject : "learner";
   try {
@@ -471,6 +612,10 @@ int main(int argc, char** argv) {
   }
   if (const std::string bad = unknown_groups(); !bad.empty()) {
     fmt::print(stderr, "test suites outside the named groups (judge/names.hpp):{}\n", bad);
+    return 2;
+  }
+  if (const std::string bad = unlisted_batched_tests(); !bad.empty()) {
+    fmt::print(stderr, "tests to batch that no test is (chapter_test.cpp, batchable_tests):{}\n", bad);
     return 2;
   }
 #ifdef GTEST_FLAG_GET
@@ -528,9 +673,21 @@ int main(int argc, char** argv) {
     if (args->remote) {
       try {
         if (!SharedMemory::create(&why)) throw std::runtime_error(why);
-        remote = start_runner(args->runner);
+        g_runner_options = args->runner;
+        remote = begin_runner(args->runner);
+        begin_tool_runs(*args);
+        remote->await_ready();
         fmt::print("[timing] the chapter's process ready after {:.0f} ms\n", ms_since(started));
+        fmt::print(
+            "[order] its calls wait for the judge's inputs {}\n",
+            remote->orders_on_gpu() && !order_on_host_asked()
+                ? "on the GPU"
+                : fmt::format("by a wait on the host{}",
+                              remote->orders_on_gpu() ? fmt::format(" ({}=1)", names::kOrderOnHostVariable) : ""));
+        if (tools_settled(true) && !g_tool_runners.empty())
+          fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n", ms_since(started));
       } catch (const std::exception& e) {
+        remote.reset();  // a chapter's process that did not start is no implementation
         problem = e.what();
       }
     }
@@ -568,27 +725,6 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   auto* reporter = new Reporter;
   ::testing::UnitTest::GetInstance()->listeners().Append(reporter);
-  // The runs under the tools begin now, so that their starts (the tool, the sandbox, a CUDA context
-  // each: 1.3 to 1.6 s beside a class's other processes, one after another) overlap the tests. One
-  // that is not granted is ended unused. Their calls use one stream: one hardware queue each.
-  const auto tool_options = [&](const std::string& tool) {
-    RunnerOptions options = args->runner;
-    options.wrapper = channel::sanitizer_wrapper(args->sanitizer, tool, !g_spec->ranks);
-    options.call_timeout_s *= channel::kSanitizerTimeFactor;
-    options.one_hardware_queue = true;
-    return options;
-  };
-  g_tool_runners.resize(args->sanitize_tools.size());
-  g_tool_problems.resize(args->sanitize_tools.size());
-  const auto begun = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < args->sanitize_tools.size(); ++i) {
-    try {
-      g_tool_runners[i] = begin_runner(tool_options(args->sanitize_tools[i]));
-    } catch (const std::exception& e) {
-      g_tool_problems[i] = e.what();
-    }
-  }
-  if (!g_tool_runners.empty()) fmt::print("[timing] the runs under the tools begun in {:.0f} ms\n", ms_since(begun));
   // The sanitized tests first, in the order the runs under compute-sanitizer take them: until the
   // sanitized runs end, their runners see the very calls this one sees, so no count or order of
   // calls tells a runner whether a tool watches it.
@@ -613,6 +749,20 @@ int main(int argc, char** argv) {
     rc = RUN_ALL_TESTS() != 0 || rc != 0;
   }
   fmt::print("[timing] the tests took {:.0f} ms\n", ms_since(tests_started));
+  if (const auto* remote = dynamic_cast<const RemoteSubject*>(g_implementation.get())) {
+    const RemoteSubject::Costs& c = remote->costs();
+    fmt::print(
+        "[timing] in the tests: {} runs of calls, {:.0f} ms waiting for their answers, {:.0f} ms mapping the "
+        "judge's buffers into the chapter's process, {:.0f} ms asking NVML what it holds\n",
+        c.runs, 1000 * c.answers_s, 1000 * c.mappings_s, 1000 * c.budget_s);
+  }
+  const TrialCosts& trials = trial_costs();
+  fmt::print(
+      "[timing] in the tests: {} single calls, {:.0f} ms preparing them (poison, the input's fingerprint), {:.0f} ms "
+      "calling, {:.0f} ms checking them\n",
+      trials.runs, 1000 * trials.prepare_s, 1000 * trials.call_s, 1000 * trials.check_s);
+  fmt::print("[timing] in the tests: {} batches of {} calls in all, {:.0f} ms from their preparing to their checks\n",
+             trials.batches, trials.batched_calls, 1000 * trials.batch_s);
   // Ends the chapter's process and says how it ended, in the event that closes its tests.
   const auto end_runner = [&](nlohmann::json& event, const std::vector<std::string>& wrapper) {
     if (auto* remote = dynamic_cast<RemoteSubject*>(g_implementation.get())) {
@@ -646,7 +796,7 @@ int main(int argc, char** argv) {
     const std::string& tool = args->sanitize_tools[i];
     if (!granted({{"event", Event::sanitize}, {"tool", tool}})) break;
     const auto started_tool = std::chrono::steady_clock::now();
-    const RunnerOptions options = tool_options(tool);
+    const RunnerOptions options = tool_options(*args, tool);
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
     try {
       std::unique_ptr<RemoteSubject> remote = std::move(g_tool_runners[i]);
@@ -668,6 +818,5 @@ int main(int argc, char** argv) {
     end_runner(done, options.wrapper);
     if (done["problem"] != "") break;
   }
-  g_tool_runners.clear();  // the runs not granted, ended unused before the shared memory goes
   return rc;
 }

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
+#include <cub/block/block_reduce.cuh>
 
 #include "judge/inputs.hpp"
 #include "judge/verify.hpp"
@@ -19,6 +21,36 @@ unsigned blocks_for(std::size_t count) {
   const std::size_t blocks = (count + kThreads - 1) / kThreads;
   return static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65536));
 }
+
+// The scans that fold memory into one word (a fingerprint, an exact sum, the first mismatch) reduce
+// within each block and make one atomic operation a block, in a grid of about one wave (1024
+// blocks of 256 threads). Atomic operations on one address are served one after another: with one
+// a thread, a scan of 2^24 words or more made 2^24 of them on one word, and a process's GPU time is
+// every other process's wait when they share the GPU (book/results/grading.md).
+constexpr unsigned kScanBlocks = 1024;
+using BlockReduceWords = cub::BlockReduce<unsigned long long, kThreads>;
+
+unsigned scan_blocks_for(std::size_t count) { return std::min(blocks_for(count), kScanBlocks); }
+
+// f(data[i], i) for this thread's elements of a grid-stride loop over [0, count), four loads in
+// flight at a time: a wave of threads with one load each in flight reads far below the bandwidth.
+template <class T, class F>
+__device__ __forceinline__ void each_element(const T* data, std::size_t count, F&& f) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < count; i += 4 * stride) {
+    T v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = data[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) f(v[k], i + k * stride);
+  }
+  for (; i < count; i += stride) f(data[i], i);
+}
+
+struct Least {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
+};
 
 __global__ void fill_kernel(std::uint32_t* dst, std::uint32_t bits, std::size_t count) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
@@ -34,22 +66,32 @@ __device__ std::uint64_t mix(std::uint64_t x) {
   return x;
 }
 
-__global__ void fingerprint_kernel(const std::uint32_t* data, std::size_t count, unsigned long long* out) {
-  std::uint64_t h = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    h += mix((std::uint64_t(data[i]) << 32) ^ (i * 0x9e3779b97f4a7c15ull));
-  }
-  atomicAdd(out, static_cast<unsigned long long>(h));  // wrapping sum: order-free
+__global__ void __launch_bounds__(kThreads)
+    fingerprint_kernel(const std::uint32_t* data, std::size_t count, unsigned long long* out) {
+  __shared__ BlockReduceWords::TempStorage temp;
+  unsigned long long h = 0;
+  each_element(data, count, [&](std::uint32_t word, std::size_t i) {
+    h += mix((std::uint64_t(word) << 32) ^ (i * 0x9e3779b97f4a7c15ull));
+  });
+  const unsigned long long block = BlockReduceWords(temp).Sum(h);
+  if (threadIdx.x == 0) atomicAdd(out, block);  // wrapping sums: the same in any order
 }
 
-// First index in [from, count) whose word differs from `bits`, or count.
-__global__ void first_mismatch_kernel(const std::uint32_t* data, std::size_t from, std::size_t count,
-                                      std::uint32_t bits, unsigned long long* first) {
+// First index in [from, count) whose word differs from `bits`, or the all-ones *first unchanged.
+__global__ void __launch_bounds__(kThreads)
+    first_mismatch_kernel(const std::uint32_t* data, std::size_t from, std::size_t count, std::uint32_t bits,
+                          unsigned long long* first) {
+  __shared__ BlockReduceWords::TempStorage temp;
+  unsigned long long mine = ~0ull;
   for (std::size_t i = from + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    if (data[i] != bits) atomicMin(first, static_cast<unsigned long long>(i));
+    if (data[i] != bits) {
+      mine = i;  // a thread's indices rise: its first mismatch is its least
+      break;
+    }
   }
+  const unsigned long long block = BlockReduceWords(temp).Reduce(mine, Least());
+  if (threadIdx.x == 0 && block != ~0ull) atomicMin(first, block);
 }
 
 __global__ void dense_exact_kernel(float* dst, std::size_t n, std::uint64_t seed) {
@@ -91,13 +133,13 @@ __global__ void __launch_bounds__(kReferenceThreads)
   if (threadIdx.x == 0) block_sums[blockIdx.x] = part[0];
 }
 
-__global__ void sixteenths_kernel(const float* x, std::size_t n, unsigned long long* out) {
+__global__ void __launch_bounds__(kThreads) sixteenths_kernel(const float* x, std::size_t n, unsigned long long* out) {
+  __shared__ BlockReduceWords::TempStorage temp;
   long long units = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    units += static_cast<long long>(x[i] * kDenseExactScale);
-  }
-  atomicAdd(out, static_cast<unsigned long long>(units));  // two's complement: wraps correctly
+  each_element(x, n, [&](float v, std::size_t) { units += static_cast<long long>(v * kDenseExactScale); });
+  // Two's complement: the unsigned sums wrap to the signed total, in any order.
+  const unsigned long long block = BlockReduceWords(temp).Sum(static_cast<unsigned long long>(units));
+  if (threadIdx.x == 0) atomicAdd(out, block);
 }
 
 __global__ void scatter_kernel(float* dst, const std::size_t* at, const float* to, std::size_t count) {
@@ -153,15 +195,23 @@ bool device_available(std::string* why) {
 }
 
 DeviceInfo device_info() {
-  int device = 0;
-  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
-  DeviceInfo info = device_properties(device);
+  DeviceInfo info = device_properties();
   std::size_t total = 0;
   WORKBOOK_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
   return info;
 }
 
+DeviceInfo device_properties() {
+  int device = 0;
+  WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
+  return device_properties(device);
+}
+
 DeviceInfo device_properties(int device) {
+  static std::mutex lock;  // the judge reads them in a thread of its own too, while its runner starts
+  static std::map<int, DeviceInfo> known;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (const auto it = known.find(device); it != known.end()) return it->second;
   cudaDeviceProp prop{};
   WORKBOOK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   DeviceInfo info;
@@ -174,6 +224,7 @@ DeviceInfo device_properties(int device) {
   info.cooperative_launch = prop.cooperativeLaunch != 0;
   WORKBOOK_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   WORKBOOK_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  known[device] = info;
   return info;
 }
 
@@ -260,8 +311,8 @@ int Scans::first_mismatch(const void* data, std::size_t from, std::size_t to, st
   // "none" as `to`.
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(device_ + slot, 0xff, sizeof(unsigned long long), stream_));
   if (from < to) {
-    first_mismatch_kernel<<<blocks_for(to - from), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data),
-                                                                           from, to, bits, device_ + slot);
+    first_mismatch_kernel<<<scan_blocks_for(to - from), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data),
+                                                                                from, to, bits, device_ + slot);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
   return slot;
@@ -270,8 +321,8 @@ int Scans::first_mismatch(const void* data, std::size_t from, std::size_t to, st
 int Scans::fingerprint(const void* data, std::size_t words) {
   const int slot = take(~std::uint64_t(0));
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(device_ + slot, 0, sizeof(unsigned long long), stream_));
-  fingerprint_kernel<<<blocks_for(words), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data), words,
-                                                                  device_ + slot);
+  fingerprint_kernel<<<scan_blocks_for(words), kThreads, 0, stream_>>>(static_cast<const std::uint32_t*>(data), words,
+                                                                       device_ + slot);
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
   return slot;
 }
@@ -298,8 +349,8 @@ GuardedInput::GuardedInput(std::size_t n, std::size_t offset)
 
 void GuardedInput::upload(const std::vector<float>& host, cudaStream_t stream) {
   fill_words(base_.data(), kSlackNaN, base_.size(), stream);
+  // From pageable memory the copy returns once `host` is staged, so `host` may go away; no wait.
   WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(writable(), host.data(), n_ * sizeof(float), cudaMemcpyHostToDevice, stream));
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` may go away after return
 }
 
 void GuardedInput::upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream) {
@@ -357,9 +408,10 @@ void GuardedInput::set(const std::vector<std::pair<std::size_t, float>>& values,
       cudaMemcpyAsync(at, host_at.data(), host_at.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
   WORKBOOK_CUDA_CHECK(
       cudaMemcpyAsync(to, host_to.data(), host_to.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  // The copies from pageable memory return once the host vectors are staged, so they may go; the
+  // rooms are reused in the stream's order (and grown only after a wait for it).
   scatter_kernel<<<1, 256, 0, stream>>>(writable(), at, to, host_at.size());
   WORKBOOK_CUDA_CHECK(cudaGetLastError());
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors go away after return
 }
 
 SumCheck reference_sum_on_device(const float* x, std::size_t n, cudaStream_t stream) {
@@ -387,7 +439,7 @@ std::vector<std::int64_t> sums_in_sixteenths(const std::vector<const float*>& xs
   unsigned long long* sums = room.at_least(xs.size(), stream);
   WORKBOOK_CUDA_CHECK(cudaMemsetAsync(sums, 0, xs.size() * sizeof(unsigned long long), stream));
   for (std::size_t i = 0; i < xs.size() && n; ++i) {
-    sixteenths_kernel<<<blocks_for(n), kThreads, 0, stream>>>(xs[i], n, sums + i);
+    sixteenths_kernel<<<scan_blocks_for(n), kThreads, 0, stream>>>(xs[i], n, sums + i);
     WORKBOOK_CUDA_CHECK(cudaGetLastError());
   }
   WORKBOOK_CUDA_CHECK(
@@ -447,10 +499,13 @@ std::string GuardedOutput::explain_stray_writes(Scans& scans, int slot, std::siz
   return fmt::format("output element {} was written, but the launcher said it wrote only {}\n", first, from);
 }
 
-GuardedWorkspace::GuardedWorkspace(std::size_t bytes)
+GuardedWorkspace::GuardedWorkspace(std::size_t bytes, cudaStream_t stream)
     : bytes_(bytes), words_((bytes + 3) / 4), base_(words_ + 2 * kGuardWords) {
-  fill_words(base_.data(), kPoisonBits, base_.size(), nullptr);
-  if (words_) WORKBOOK_CUDA_CHECK(cudaMemset(data(), 0, words_ * sizeof(std::uint32_t)));
+  fill_words(base_.data(), kPoisonBits, base_.size(), stream);
+  if (words_) WORKBOOK_CUDA_CHECK(cudaMemsetAsync(data(), 0, words_ * sizeof(std::uint32_t), stream));
+}
+
+GuardedWorkspace::GuardedWorkspace(std::size_t bytes) : GuardedWorkspace(bytes, nullptr) {
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

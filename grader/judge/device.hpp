@@ -30,8 +30,12 @@ struct DeviceInfo {
 };
 //! The current device's attributes and its free memory (which needs, and makes, a CUDA context).
 DeviceInfo device_info();
-//! Device `device`'s attributes without making it current or a context on it (free_bytes 0).
+//! Device `device`'s attributes without making it current or a context on it (free_bytes 0). Read
+//! once a process and kept: they do not change, and reading them all (cudaGetDeviceProperties) is a
+//! call to the driver for each, where a judge asks before every test.
 DeviceInfo device_properties(int device);
+//! The same for the current device.
+DeviceInfo device_properties();
 std::string version_string(int cuda_version);  // 13000 -> "13.0"
 
 //! An owning device allocation of `count` elements of T.
@@ -127,6 +131,8 @@ class GuardedInput {
   GuardedInput(std::size_t n, std::size_t offset);
   const float* data() const { return base_.data() + kSlack + offset_; }
   std::size_t size() const { return n_; }
+  //! `host` into the input, the slacks NaN (enqueued on `stream`, not waited for: the calls are
+  //! ordered after the judge's stream, run_calls_after_stream).
   void upload(const std::vector<float>& host, cudaStream_t stream);
   //! Zeros everywhere except `values` at their positions (enqueued on `stream`, as set()).
   void upload_sparse(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
@@ -136,7 +142,7 @@ class GuardedInput {
   //! random_value(seed, 0 .. n-1) (see random_input), drawn on the device (enqueued, as above).
   void fill_random(std::uint64_t seed, cudaStream_t stream);
   //! Sets elements (the timed calls change some before each call), the last value given for a
-  //! position winning; a few hundred are enqueued without a wait, more are staged and waited for.
+  //! position winning; enqueued, never waited for (many are staged through device memory).
   void set(const std::vector<std::pair<std::size_t, float>>& values, cudaStream_t stream);
   //! Fingerprint of the input and both slacks.
   std::uint64_t fingerprint(cudaStream_t stream) const;
@@ -179,6 +185,9 @@ class GuardedOutput {
 class GuardedWorkspace {
  public:
   static constexpr std::size_t kGuardWords = 4096;  // 16 KB on each side
+  //! Filled on `stream`, not waited for: whoever hands it to the chapter orders the call after it.
+  GuardedWorkspace(std::size_t bytes, cudaStream_t stream);
+  //! Filled on the current device's default stream, and waited for (the ranks' workspaces).
   explicit GuardedWorkspace(std::size_t bytes);
   void* data() const { return base_.data() + kGuardWords; }
   std::size_t bytes() const { return bytes_; }

@@ -66,6 +66,17 @@ inline constexpr const char* kRehearsalVariable = "WORKBOOK_ONE_GPU_REHEARSAL";
 inline constexpr const char* kSeedVariable = "WORKBOOK_SEED";
 //! The descriptor a judge reads the grader's grant of the GPU alone from (channel.hpp, Event::alone).
 inline constexpr const char* kGrantFdVariable = "WORKBOOK_GRANT_FD";
+//! Set to 1, a judge orders each call after its own stream's work by waiting for that stream on the
+//! host (as it does under a tool), instead of having the chapter's process wait on the GPU for its
+//! word (GpuOrder): to compare the two ways on the same code.
+inline constexpr const char* kOrderOnHostVariable = "WORKBOOK_ORDER_ON_HOST";
+//! Set to 1, a judge hands the small tests' calls to the chapter's process one test at a time, as
+//! under a tool, instead of together in a batch whose clean results those tests take: to compare
+//! the two ways on the same code, and to see a fault as a test met it.
+inline constexpr const char* kOneTestAtATimeVariable = "WORKBOOK_ONE_TEST_AT_A_TIME";
+//! The judge's argument the grader passes a chapter's reference's ceiling shape in, as JSON
+//! (CeilingShape, channel.hpp): --ceiling-shape={"blocks_per_sm":16,"loads":8}.
+inline constexpr const char* kCeilingShapeFlag = "--ceiling-shape";
 
 //! Exit codes of a chapter test process (and the benchmark): no CUDA device
 //! (CTest's SKIP_RETURN_CODE in grader/judge/CMakeLists.txt), and a lost CUDA context.

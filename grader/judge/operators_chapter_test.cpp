@@ -120,10 +120,12 @@ class TypedInput {
       }
       return 0;
     });
-    WORKBOOK_CUDA_CHECK(cudaMemcpy(buffer_.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
+    // From pageable memory: returns once `host` is staged, so it may go; the call is ordered after
+    // the copy by run_calls_after_stream.
+    WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(buffer_.data(), host.data(), host.size(), cudaMemcpyHostToDevice, stream()));
   }
   const void* data() const { return buffer_.data() + (kSlack + offset_) * bytes_; }
-  std::uint64_t fingerprint() const { return workbook::fingerprint(buffer_.data(), buffer_.size() / 4, stream()); }
+  int fingerprint(Scans& scans) const { return scans.fingerprint(buffer_.data(), buffer_.size() / 4); }
 
  private:
   Element e_;
@@ -211,7 +213,7 @@ void call_generic(Element e, Operator op, const void* a, const void* b, std::siz
   c.n = n;
   c.out = reinterpret_cast<float*>(out);
   c.workspace = workspace;
-  const Outcome o = run_calls({c});
+  const Outcome o = run_calls_after_stream({c});
   ASSERT_TRUE(o.error.empty()) << where << ": " << o.error;
   ASSERT_EQ(o.results.size(), 1u) << where;
   ASSERT_TRUE(o.results[0].launch_error.empty()) << where << ": " << o.results[0].launch_error;
@@ -235,15 +237,23 @@ void check_problem(Element e, Operator op, const Values& raw, const Values& raw_
   const std::optional<std::size_t> bytes = subject().workspace_bytes(v.size(), &why);
   ASSERT_TRUE(bytes.has_value()) << where << ": workspace_bytes: " << why;
   ASSERT_LE(*bytes, max_workspace_bytes(v.size())) << where;
-  GuardedWorkspace workspace(*bytes);
-  const std::uint64_t before = a.fingerprint();
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  GuardedWorkspace workspace(*bytes, stream());
+  // The scans before and after the call are enqueued and read with the result in one wait: beside
+  // other processes each wait for the GPU costs a time slice.
+  Scans before(stream());
+  const int input_before = a.fingerprint(before);
+  before.fetch();
   ASSERT_NO_FATAL_FAILURE(
       call_generic(e, op, a.data(), b ? b->data() : nullptr, v.size(), out.data(), workspace.data(), where));
-  EXPECT_EQ(a.fingerprint(), before) << where << ": the input changed";
-  EXPECT_EQ(workspace.explain_overrun(stream()), "") << where;
+  Scans after(stream());
+  const int input_after = a.fingerprint(after);
+  const int guards = workspace.scan_guards(after);
+  after.fetch();
   std::vector<std::uint32_t> words(kOutWords);
-  WORKBOOK_CUDA_CHECK(cudaMemcpy(words.data(), out.data(), kOutWords * 4, cudaMemcpyDeviceToHost));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(words.data(), out.data(), kOutWords * 4, cudaMemcpyDeviceToHost, stream()));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));  // the result, and both scans
+  EXPECT_EQ(after.value(input_after), before.value(input_before)) << where << ": the input changed";
+  EXPECT_EQ(workspace.explain_overrun(after, guards), "") << where;
   const std::size_t written = (result_bytes(e, op) + 3) / 4;
   for (std::size_t k = written; k < kOutWords; ++k) {
     ASSERT_EQ(words[k], kPoison) << where << ": a write " << 4 * k << " bytes past the result's start (the result is "
@@ -333,20 +343,21 @@ void check_index_past_2_31(Element e, Operator op) {
   if (const std::optional<std::string> small = device_too_small(bytes + *workspace_bytes)) GTEST_SKIP() << *small;
   if (!device_memory_free(bytes + *workspace_bytes)) return;
   SharedBuffer<unsigned char> input(bytes);
-  WORKBOOK_CUDA_CHECK(cudaMemset(input.data(), 0, bytes));  // +0 in every element type
+  WORKBOOK_CUDA_CHECK(cudaMemsetAsync(input.data(), 0, bytes, stream()));  // +0 in every element type
   with_type(e, [&](auto zero) {
     using T = decltype(zero);
     const T x = narrow<T>(op == Operator::argmax ? 1.0 : -1.0);
-    WORKBOOK_CUDA_CHECK(cudaMemcpy(input.data() + winner * sizeof(T), &x, sizeof(T), cudaMemcpyHostToDevice));
+    WORKBOOK_CUDA_CHECK(
+        cudaMemcpyAsync(input.data() + winner * sizeof(T), &x, sizeof(T), cudaMemcpyHostToDevice, stream()));
     return 0;
   });
   SharedBuffer<std::uint32_t> out(kOutWords);
   fill_words(out.data(), kPoison, kOutWords, stream());
-  GuardedWorkspace workspace(*workspace_bytes);
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  GuardedWorkspace workspace(*workspace_bytes, stream());
   ASSERT_NO_FATAL_FAILURE(call_generic(e, op, input.data(), nullptr, n, out.data(), workspace.data(), where));
   std::uint32_t words[4];
-  WORKBOOK_CUDA_CHECK(cudaMemcpy(words, out.data(), sizeof words, cudaMemcpyDeviceToHost));
+  WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(words, out.data(), sizeof words, cudaMemcpyDeviceToHost, stream()));
+  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
   long long index;
   std::memcpy(&index, &words[2], 8);
   EXPECT_EQ(index, static_cast<long long>(winner))

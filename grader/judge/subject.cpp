@@ -60,7 +60,8 @@ class LocalSubject : public Subject {
     }
     return entry_.workspace_bytes(n);
   }
-  Outcome run(const std::vector<Call>& calls) override {
+  Outcome run(const std::vector<Call>& calls, const Ready& ready) override {
+    if (ready.value) throw std::logic_error("a subject in the judge's process waits on the host, not on a word");
     Outcome o;
     const auto start = Clock::now();
     take_reply(remote::run_locally(entry_, calls, streams_), o);
@@ -359,6 +360,7 @@ std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options) {
     }
   }
   subject->sandboxed_ = sandboxed;
+  subject->wrapped_ = !options.wrapper.empty();
   subject->gpu_budget_ = options.gpu_memory_bytes;
   subject->hello_timeout_s_ = std::max(120.0, options.call_timeout_s);
   // Asked to make its CUDA context now; the answer is read by await_ready.
@@ -391,6 +393,12 @@ void RemoteSubject::await_ready() {
   if (!hello_why_.empty()) throw std::runtime_error("the runner did not start: " + hello_why_);
   if (!hello_.error.empty()) throw std::runtime_error(hello_.error);
   registration_ = hello_.registration;
+  // Under a tool the calls keep the host's wait: a tool's run has three small tests, and what a
+  // tool makes of a stream waiting on memory another process writes is not worth finding out there.
+  // Every call of that run is then alike (none carries a word). That a chapter could tell a run
+  // under a tool from one without by its streams adds nothing: the tool's own library is loaded in
+  // its process, for it to see.
+  gpu_order_ = hello_.gpu_order && !wrapped_;
   SharedMemory::get()->on_release([this](std::uint64_t id) { unmap(id); });
   releases_ = true;
 }
@@ -496,7 +504,7 @@ std::optional<std::size_t> RemoteSubject::workspace_bytes(std::size_t n, std::st
   return reply.bytes;
 }
 
-Outcome RemoteSubject::run(const std::vector<Call>& calls) {
+Outcome RemoteSubject::run(const std::vector<Call>& calls, const Ready& ready) {
   Outcome o;
   SharedMemory& memory = *SharedMemory::get();
   remote::Request req;
@@ -531,7 +539,13 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     rc.device = c.device;
     req.calls.push_back(rc);
   }
+  if (ready.value) {
+    if (!gpu_order_) throw std::logic_error("this runner does not wait on the GPU");
+    req.ready = place(ready.word);
+    req.ready_value = ready.value;
+  }
   remote::Reply reply;
+  const auto mapping = Clock::now();
   for (const SharedMemory::Allocation* a : new_mappings) {
     remote::Request map;
     map.op = remote::Op::map;
@@ -549,6 +563,7 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     mapped_[a->id] = a->mapped;
   }
   const auto start = Clock::now();
+  costs_.mappings_s += std::chrono::duration<double>(start - mapping).count();
   std::string why;
   if (!request(req, &reply, call_timeout_s_, &why, -1, &o.hang)) {
     o.fatal = true;
@@ -560,6 +575,8 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     return o;
   }
   o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  costs_.answers_s += o.seconds;
+  ++costs_.runs;
   if (!reply.error.empty()) {
     o.error = reply.error;
     return o;
@@ -572,9 +589,13 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls) {
     return o;
   }
   take_reply(reply, o);
-  if (std::string why; over_gpu_budget(&why)) {
+  const auto budget = Clock::now();
+  std::string over;
+  const bool hog = over_gpu_budget(&over);
+  costs_.budget_s += std::chrono::duration<double>(Clock::now() - budget).count();
+  if (hog) {
     o.fatal = true;
-    o.error = why;
+    o.error = over;
   }
   return o;
 }

@@ -35,14 +35,24 @@ struct Outcome {
   double seconds = 0;  // from handing the calls over to knowing they all finished, as the judge's clock says
 };
 
+//! A word of shared device memory the judge's stream sets (GpuOrder), and the value to wait for.
+struct Ready {
+  const void* word = nullptr;
+  std::uint64_t value = 0;  // 0: no wait
+};
+
 class Subject {
  public:
   virtual ~Subject() = default;
   virtual const remote::Registration& registration() const = 0;
   //! The workspace a full reduction asks for; nullopt, with `why`, if it could not be asked.
   virtual std::optional<std::size_t> workspace_bytes(std::size_t n, std::string* why) = 0;
-  //! Enqueues every call in order on its stream, then waits for both streams.
-  virtual Outcome run(const std::vector<Call>& calls) = 0;
+  //! Enqueues every call in order on its stream, then waits for both streams. With `ready`, the
+  //! streams first wait on the GPU for the word to hold ready.value or more (orders_on_gpu()).
+  virtual Outcome run(const std::vector<Call>& calls, const Ready& ready) = 0;
+  //! Whether run() can wait on the GPU for a word of the judge's (GpuOrder): a runner in a process
+  //! of its own that said so, and not under a tool.
+  virtual bool orders_on_gpu() const { return false; }
   //! Where the code runs, for the log: "in this process", or the sandbox's summary.
   virtual std::string where() const = 0;
 };
@@ -91,9 +101,12 @@ class RemoteSubject : public Subject {
   ~RemoteSubject() override;
   const remote::Registration& registration() const override { return registration_; }
   std::optional<std::size_t> workspace_bytes(std::size_t n, std::string* why) override;
-  Outcome run(const std::vector<Call>& calls) override;
+  Outcome run(const std::vector<Call>& calls, const Ready& ready) override;
+  bool orders_on_gpu() const override { return gpu_order_; }
   std::string where() const override;
   const sandbox::SandboxReport& sandbox() const { return sandbox_; }
+  //! Whether it was started under a tool (compute-sanitizer, a debugger).
+  bool under_tool() const { return wrapped_; }
 
   //! For a runner from begin_runner: whether it has answered (its context made, or why not); with
   //! `wait`, waits for that up to the start's limit. A judge lets no timed test have the GPU while
@@ -114,6 +127,14 @@ class RemoteSubject : public Subject {
   //! GPU memory its processes held at the last look (NVML), and the most seen; nullopt where NVML
   //! could not tell.
   std::optional<std::uint64_t> gpu_bytes_peak() const { return gpu_bytes_peak_; }
+  //! Where run()'s time went, summed over its calls so far, for the judge's [timing] lines.
+  struct Costs {
+    int runs = 0;           //!< run() requests answered
+    double answers_s = 0;   //!< from a run's request sent to its answer (the calls, the runner's wait)
+    double mappings_s = 0;  //!< mapping the judge's new buffers into the chapter's process
+    double budget_s = 0;    //!< asking NVML what the chapter's processes hold (over_gpu_budget)
+  };
+  const Costs& costs() const { return costs_; }
 
  private:
   friend std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options);
@@ -136,8 +157,10 @@ class RemoteSubject : public Subject {
   bool unused_ = false;   // from begin_runner until await_ready: ended unused if never awaited
   bool answered_ = true;  // its answer to begin_runner's request read (hello_, hello_why_)
   remote::Reply hello_;
-  std::string hello_why_;  // why it did not answer
-  bool releases_ = false;  // told of the shared buffers the judge frees (await_ready)
+  std::string hello_why_;   // why it did not answer
+  bool releases_ = false;   // told of the shared buffers the judge frees (await_ready)
+  bool wrapped_ = false;    // started under a tool (compute-sanitizer)
+  bool gpu_order_ = false;  // its hello said it can wait on the GPU, and it is not wrapped
   double call_timeout_s_ = 60;
   double hello_timeout_s_ = 120;
   std::map<std::uint64_t, std::uint64_t> mapped_;  // the judge's buffers it maps now: id -> bytes
@@ -145,6 +168,7 @@ class RemoteSubject : public Subject {
   std::size_t output_bytes_ = 0, output_kept_ = 0;
   std::vector<std::string> findings_;
   std::optional<std::uint64_t> gpu_bytes_peak_;
+  Costs costs_;
   std::uint64_t gpu_budget_ = 0;
   //! Whether its processes hold more GPU memory than their budget (and the judge's buffers they map);
   //! if so, `*why` says how much, and the runner is ended.

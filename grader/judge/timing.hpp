@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include "judge/ceiling_shape.hpp"
+
 namespace workbook {
 
 //! Times one piece of work on a stream between a pair of CUDA events.
@@ -57,15 +59,20 @@ struct BatchTimes {
 };
 
 //! The device's streaming-read ceiling measured as BatchTimes are: a kernel that only loads
-//! (16-byte loads, several in flight per thread, a few grid sizes tried), one launch per input of
-//! `inputs` in a batch; the best grid's GB/s, and the spread of its batches.
+//! (16-byte loads, several in flight per thread), one launch per input of `inputs` in a batch, with
+//! the fastest of a few shapes (grid sizes, loads in flight) found by a screen; the GB/s of `rounds`
+//! batches of it, and their spread.
 struct Ceiling {
   double gbps = 0;
   double spread = 0;
   //! Its fastest whole batch, hand-off and all: what a chapter's fastest batch is held against.
   double fastest_batch_gbps = 0;
+  CeilingShape shape;     // the shape measured
+  bool screened = false;  // found by the screen here, not given
 };
+//! With a known `given` shape (one of those the screen tries) there is no screen: the ceiling is
+//! measured with that shape only, as the screen's winner is.
 Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::size_t n, cudaStream_t stream,
-                               int rounds = 9);
+                               CeilingShape given = {}, int rounds = 9);
 
 }  // namespace workbook

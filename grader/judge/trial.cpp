@@ -1,11 +1,15 @@
 #include "trial.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+
+#include <cuda_runtime.h>
 
 #include <fmt/format.h>
 
 #include "judge/verify.hpp"
+#include "runner/cuda_check.hpp"
 
 namespace workbook::judge {
 namespace {
@@ -24,11 +28,21 @@ std::size_t workspace_for(std::size_t n) {
   return *bytes;
 }
 
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+TrialCosts& costs() {
+  static TrialCosts c;
+  return c;
+}
+
 }  // namespace
 
 double TrialResult::sum() const { return partials.empty() ? total : sum_in_double(partials); }
 
-Trial::Trial(std::size_t n) : out_(is_full() ? 1 : partials_capacity(n)), workspace_(workspace_for(n)) {}
+Trial::Trial(std::size_t n) : out_(is_full() ? 1 : partials_capacity(n)), workspace_(workspace_for(n), stream()) {}
 
 Call Trial::call(const GuardedInput& input, int stream, std::optional<Launch> launch) const {
   Call c;
@@ -37,7 +51,7 @@ Call Trial::call(const GuardedInput& input, int stream, std::optional<Launch> la
   c.n = input.size();
   c.out = out_.data();
   c.capacity = out_.capacity();
-  c.workspace = workspace_.bytes() ? workspace_.data() : nullptr;
+  c.workspace = workspace();
   c.stream = stream;
   if (launch) c.launch = *launch;
   return c;
@@ -45,53 +59,160 @@ Call Trial::call(const GuardedInput& input, int stream, std::optional<Launch> la
 
 void Trial::prepare(const GuardedInput& input) {
   out_.poison(stream());
-  fingerprint_ = input.fingerprint(stream());  // waits for the judge's stream
+  before_ = std::make_unique<Scans>(stream());
+  before_slot_ = input.fingerprint(*before_);
+  before_->fetch();
 }
 
 TrialResult Trial::check(const GuardedInput& input, const remote::CallResult* result, const Outcome& outcome) {
-  TrialResult t;
+  begin_check(input, result, outcome);
+  return end_check();
+}
+
+void Trial::begin_check(const GuardedInput& input, const remote::CallResult* result, const Outcome& outcome) {
+  pending_ = Pending{};
+  TrialResult& t = pending_.result;
   if (result && !result->launch_error.empty()) t.problems += "the launch failed: " + result->launch_error + "\n";
   if (!outcome.error.empty()) {
     t.problems += outcome.error + "\n";
-    if (outcome.fatal) return t;  // nothing more can be asked of the subject
+    if (outcome.fatal) return;  // nothing more can be asked of the subject
   }
-  if (!result) return t;
+  if (!result) return;
   const std::size_t n = input.size();
   // Every scan of the guards and the input is enqueued first, then read with the output in one
   // wait: beside other processes each wait for the GPU costs a time slice.
-  Scans scans(stream());
-  const int workspace_slot = is_full() ? workspace_.scan_guards(scans) : -1;
-  const int input_slot = input.fingerprint(scans);
+  pending_.scans = std::make_unique<Scans>(stream());
+  Scans& scans = *pending_.scans;
+  pending_.workspace_slot = is_full() ? workspace_.scan_guards(scans) : -1;
+  pending_.input_slot = input.fingerprint(scans);
   std::size_t written = 1;
   if (!is_full()) {
     written = result->count;
     if (written > out_.capacity()) {
       t.problems += fmt::format("the launcher returned {} partials; the harness provides room for {}\n", written,
                                 out_.capacity());
-      return t;
+      return;
     }
     if (n > 0 && written == 0) t.problems += fmt::format("the launcher returned 0 partials for n = {}\n", n);
     if (n == 0 && written != 0) t.problems += fmt::format("for n = 0 the launcher must return 0, not {}\n", written);
   }
-  const int output_slot = out_.scan_stray_writes(scans, written);
+  pending_.output_slot = out_.scan_stray_writes(scans, written);
   scans.fetch();
-  if (is_full()) {
-    t.total = out_.download(1, stream())[0];  // waits for the stream: the scans' results too
-    t.problems += workspace_.explain_overrun(scans, workspace_slot);
-  } else {
-    t.partials = out_.download(written, stream());
+  pending_.written = written;
+  pending_.finished = false;
+}
+
+TrialResult Trial::end_check(const float* outputs) {
+  TrialResult t = std::move(pending_.result);
+  if (pending_.finished) {
+    pending_ = Pending{};
+    return t;
   }
-  t.problems += out_.explain_stray_writes(scans, output_slot, written);
-  if (scans.value(input_slot) != fingerprint_) {
+  Scans& scans = *pending_.scans;
+  const std::size_t written = pending_.written;
+  const auto read = [&](std::size_t count) {
+    // Without a copy made already, the download waits for the stream: the scans' results too.
+    return outputs ? std::vector<float>(outputs, outputs + count) : out_.download(count, stream());
+  };
+  if (is_full()) {
+    t.total = read(1)[0];
+    t.problems += workspace_.explain_overrun(scans, pending_.workspace_slot);
+  } else {
+    t.partials = read(written);
+  }
+  t.problems += out_.explain_stray_writes(scans, pending_.output_slot, written);
+  if (!before_) throw std::logic_error("Trial::check without prepare");
+  if (scans.value(pending_.input_slot) != before_->value(before_slot_)) {  // no wait: the stream's work is done
     t.problems += "the input (or the memory around it) was modified: the input is const\n";
   }
+  pending_ = Pending{};
   return t;
 }
 
 TrialResult Trial::run(const GuardedInput& input, std::optional<Launch> launch) {
+  const auto started = Clock::now();
   prepare(input);
-  const Outcome o = run_calls({call(input, 0, launch)});
-  return check(input, o.results.empty() ? nullptr : &o.results[0], o);
+  const auto prepared = Clock::now();
+  const Outcome o = run_calls_after_stream({call(input, 0, launch)});
+  const auto called = Clock::now();
+  TrialResult t = check(input, o.results.empty() ? nullptr : &o.results[0], o);
+  TrialCosts& c = costs();
+  ++c.runs;
+  c.prepare_s += seconds(started, prepared);
+  c.call_s += seconds(prepared, called);
+  c.check_s += seconds(called, Clock::now());
+  return t;
+}
+
+const TrialCosts& trial_costs() { return costs(); }
+
+namespace {
+
+//! Pinned host memory for a batch's outputs, kept for the process's life and grown only between
+//! batches (when nothing is being copied into it).
+float* pinned_floats(std::size_t count) {
+  static float* room = nullptr;
+  static std::size_t size = 0;
+  if (count > size) {
+    if (room) WORKBOOK_CUDA_CHECK(cudaFreeHost(room));
+    room = nullptr;
+    size = 0;
+    WORKBOOK_CUDA_CHECK(cudaMallocHost(&room, count * sizeof(float)));
+    size = count;
+  }
+  return room;
+}
+
+}  // namespace
+
+BatchResult run_batch(const std::vector<BatchCall>& calls) {
+  const auto started = Clock::now();
+  BatchResult b;
+  std::vector<Call> list;
+  for (const BatchCall& c : calls) {
+    c.trial->prepare(*c.input);
+    list.push_back(c.trial->call(*c.input, 0, c.launch));
+    if (c.workspace_from) list.back().workspace = c.workspace_from->workspace();
+  }
+  b.outcome = run_batch_after_stream(list);
+  if (b.outcome.error.empty() && b.outcome.results.size() == list.size()) {
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      calls[i].trial->begin_check(*calls[i].input, &b.outcome.results[i], b.outcome);
+      total += calls[i].trial->outputs_to_read();
+    }
+    // Every output copied after its scans, then one wait for all of it.
+    float* outputs = pinned_floats(std::max<std::size_t>(total, 1));
+    std::vector<const float*> at(calls.size());
+    std::size_t used = 0;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const std::size_t count = calls[i].trial->outputs_to_read();
+      at[i] = outputs + used;
+      if (count) {
+        WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(outputs + used, calls[i].trial->output().data(), count * sizeof(float),
+                                            cudaMemcpyDeviceToHost, stream()));
+      }
+      used += count;
+    }
+    WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    for (std::size_t i = 0; i < calls.size(); ++i) b.results.push_back(calls[i].trial->end_check(at[i]));
+  } else if (b.outcome.error.empty()) {
+    b.outcome.error =
+        fmt::format("the chapter's process answered {} calls of {}", b.outcome.results.size(), list.size());
+  }
+  TrialCosts& c = costs();
+  ++c.batches;
+  c.batched_calls += static_cast<int>(calls.size());
+  c.batch_s += seconds(started, Clock::now());
+  return b;
+}
+
+bool batch_ran(const BatchResult& r, const std::string& which) {
+  if (r.outcome.error.empty()) return true;
+  fmt::print("[batch] the {} calls failed as a whole; their tests make their calls alone: {}\n", which,
+             r.outcome.error);
+  if (r.outcome.fatal) restart_after_batch(r.outcome);
+  return false;
 }
 
 std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& input_a, std::optional<Launch> launch_a,
@@ -99,7 +220,7 @@ std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& i
                                                  std::optional<Launch> launch_b) {
   a.prepare(input_a);
   b.prepare(input_b);
-  const Outcome o = run_calls({a.call(input_a, 0, launch_a), b.call(input_b, 1, launch_b)});
+  const Outcome o = run_calls_after_stream({a.call(input_a, 0, launch_a), b.call(input_b, 1, launch_b)});
   const bool ran = o.results.size() == 2;
   return {a.check(input_a, ran ? &o.results[0] : nullptr, o), b.check(input_b, ran ? &o.results[1] : nullptr, o)};
 }

@@ -101,8 +101,10 @@ struct Request {
   std::vector<std::uint64_t> unmap;  // unmap
   std::uint64_t n = 0;               // workspace_bytes
   std::vector<Call> calls;           // run: enqueued in order, then every stream is waited for
+  Place ready;                       // run: a word of the judge's (GpuOrder) that the streams wait on,
+  std::uint64_t ready_value = 0;     // until it holds this or more, before the calls (0: no wait)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, op, map, unmap, n, calls)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, op, map, unmap, n, calls, ready, ready_value)
 
 //! What one call's launcher did.
 struct CallResult {
@@ -132,8 +134,10 @@ struct Reply {
   std::vector<CallResult> results;  // run
   std::string sync_error;           // run: the first error waiting for the streams
   bool context_lost = false;        // run: that error is sticky: no later call can run
+  bool gpu_order = false;           // hello: its streams can wait on the GPU for a word (GpuOrder)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error, context_lost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error, context_lost,
+                                                gpu_order)
 
 //! One call of the chapter's launcher with its buffers in this process's memory: what a runner
 //! makes of a Call once the buffers are mapped, and what a judge with the chapter linked in runs.

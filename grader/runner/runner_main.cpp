@@ -80,6 +80,8 @@ class Runner {
           reply.error = "the runner cannot use the GPU: " + error_text(err);
         } else {
           for (cudaStream_t& s : streams_) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+          std::string why;
+          reply.gpu_order = GpuOrder::available(&why);
         }
         break;
       case Op::map:
@@ -98,7 +100,7 @@ class Runner {
         else
           reply.bytes = entry_.workspace_bytes(request.n);
         break;
-      case Op::run: run(request.calls, reply); break;
+      case Op::run: run(request, reply); break;
       case Op::quit: break;
     }
     return reply;
@@ -109,13 +111,34 @@ class Runner {
     return base ? base + p.offset : nullptr;
   }
 
-  void run(const std::vector<Call>& calls, Reply& reply) {
+  void run(const Request& request, Reply& reply) {
     if (registration_.registered != 1) {
       reply.error = "no single implementation registered";
       return;
     }
+    if (request.ready_value > 0) {  // the judge's inputs and poison first, on the GPU
+      const void* word = at(request.ready);
+      if (!word) {
+        reply.error = "the judge's ordering word is not mapped";
+        return;
+      }
+      for (cudaStream_t s : streams_) {
+        if (!GpuOrder::wait(s, word, request.ready_value, &reply.error)) return;
+      }
+      // A launcher that ignores its stream and launches on the default stream (or on a blocking
+      // stream of its own, which waits for that one) waits too: it saw a ready input when the judge
+      // waited on the host, and must not see a half-written one now.
+      // An error here must not stay behind for the launcher's cudaGetLastError to report as its own.
+      if ((!ready_event_ && cudaEventCreateWithFlags(&ready_event_, cudaEventDisableTiming) != cudaSuccess) ||
+          cudaEventRecord(ready_event_, streams_[0]) != cudaSuccess ||
+          cudaStreamWaitEvent(cudaStreamLegacy, ready_event_, 0) != cudaSuccess) {
+        reply.error =
+            "the runner could not order the default stream after the judge's inputs: " + error_text(cudaGetLastError());
+        return;
+      }
+    }
     std::vector<LocalCall> local;
-    for (const Call& c : calls) {
+    for (const Call& c : request.calls) {
       local.push_back({c.kind, static_cast<const float*>(at(c.in)), c.n, static_cast<float*>(at(c.out)), c.capacity,
                        at(c.workspace), c.stream, Launch{c.blocks, c.threads}, c.element, c.op, at(c.in2), c.device});
     }
@@ -132,6 +155,7 @@ class Runner {
   Registration registration_;
   ImportedMemory memory_;
   cudaStream_t streams_[2] = {nullptr, nullptr};
+  cudaEvent_t ready_event_ = nullptr;  // the ordering word's wait, passed on to the default stream
 };
 
 }  // namespace

@@ -31,6 +31,10 @@ struct Driver {
   CUresult (*device_get)(CUdevice*, int) = nullptr;
   CUresult (*attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
   std::string missing;  // the functions it could not find
+  // Stream memory operations (GpuOrder); not needed to share memory, so not in `missing`.
+  CUresult (*write_value)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
+  CUresult (*wait_value)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
+  std::string missing_order;
 };
 
 template <class F>
@@ -66,6 +70,8 @@ const Driver& driver() {
     look_up("cuGetErrorString", d.error_string, d.missing);
     look_up("cuDeviceGet", d.device_get, d.missing);
     look_up("cuDeviceGetAttribute", d.attribute, d.missing);
+    look_up("cuStreamWriteValue64", d.write_value, d.missing_order);
+    look_up("cuStreamWaitValue64", d.wait_value, d.missing_order);
     return d;
   }();
   return d;
@@ -311,6 +317,48 @@ int ImportedMemory::device(std::uint64_t id) const {
 char* ImportedMemory::pointer(std::uint64_t id) const {
   const auto it = mapped_.find(id);
   return it == mapped_.end() ? nullptr : it->second.base;
+}
+
+bool GpuOrder::available(std::string* why) {
+  const Driver& d = driver();
+  if (!d.missing_order.empty() || !d.device_get || !d.attribute) {
+    *why = "the CUDA driver lacks " + (d.missing_order.empty() ? std::string("cuDeviceGetAttribute") : d.missing_order);
+    return false;
+  }
+  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, by number: its name changed between CUDA 11
+  // and 12 (_V2), and the value did not.
+  constexpr auto k64BitMemOps = static_cast<CUdevice_attribute>(122);
+  int device = 0, ops = 0;
+  CUdevice cu_device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || d.device_get(&cu_device, device) != CUDA_SUCCESS ||
+      d.attribute(&ops, k64BitMemOps, cu_device) != CUDA_SUCCESS) {
+    cudaGetLastError();
+    *why = "the driver could not say whether this GPU waits on memory values";
+    return false;
+  }
+  if (!ops) {
+    *why = "this GPU's driver has stream memory operations disabled";
+    return false;
+  }
+  return true;
+}
+
+bool GpuOrder::write(cudaStream_t stream, void* word, std::uint64_t value, std::string* why) {
+  // The default flags put a memory barrier before the write: what the stream wrote before it is
+  // visible to whoever sees the value.
+  const CUresult r = driver().write_value(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word),
+                                          value, CU_STREAM_WRITE_VALUE_DEFAULT);
+  if (r == CUDA_SUCCESS) return true;
+  *why = "cuStreamWriteValue64: " + text(r);
+  return false;
+}
+
+bool GpuOrder::wait(cudaStream_t stream, const void* word, std::uint64_t value, std::string* why) {
+  const CUresult r = driver().wait_value(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word), value,
+                                         CU_STREAM_WAIT_VALUE_GEQ);
+  if (r == CUDA_SUCCESS) return true;
+  *why = "cuStreamWaitValue64: " + text(r);
+  return false;
 }
 
 }  // namespace workbook

@@ -25,6 +25,8 @@
 #include <string>
 #include <utility>
 
+#include <cuda_runtime_api.h>
+
 namespace workbook {
 
 //! The judge's side.
@@ -116,6 +118,21 @@ class ImportedMemory {
     int device = 0;
   };
   std::map<std::uint64_t, Mapping> mapped_;
+};
+
+//! Orders work across the two processes on the GPU, with no wait on the host: the judge's stream
+//! writes a rising value to a word of shared memory once its poison, fingerprints and inputs are
+//! enqueued, and the chapter's streams wait for that value before its calls. Without it the judge
+//! waited for its stream before every call, and beside other processes each such wait is a time
+//! slice of the GPU. (CUDA's interprocess events would need a /dev/shm shared by both processes;
+//! the sandbox gives the chapter a private one.)
+struct GpuOrder {
+  //! Whether the current device and driver can (stream memory operations).
+  static bool available(std::string* why);
+  //! Enqueues `*word = value` on `stream`, after everything enqueued before it.
+  static bool write(cudaStream_t stream, void* word, std::uint64_t value, std::string* why);
+  //! Enqueues a wait on `stream` until `*word >= value`.
+  static bool wait(cudaStream_t stream, const void* word, std::uint64_t value, std::string* why);
 };
 
 }  // namespace workbook
