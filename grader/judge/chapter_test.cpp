@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +19,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "batched_tests.hpp"
 #include "chapter_env.hpp"
 #include "judge/device.hpp"
 #include "judge/inputs.hpp"
@@ -157,63 +157,39 @@ const std::vector<std::size_t> kSizes = {1,
 const std::vector<std::size_t> kOffsets = {1, 2, 3};
 const std::vector<std::size_t> kMisalignedSizes = {3, 5, 1003, (1u << 20) + 3};
 
-// The tests' calls together. ExactSums, RandomSums and MisalignedInput are some forty tests of
-// one or two calls each, all but two on inputs of 2^20 + 3 elements or fewer, each call a few round
-// trips between the judge's stream, the chapter's process and the judge's checks; beside the other
-// test processes of a class each round trip waits for the GPU's time slice (21 ms a test in a class
-// against 0.7 ms alone, book/results/grading.md). So the first of them to run hands every selected
-// one's calls over in two requests (the first calls, then the second calls on the same buffers
-// with other elements set), each checked with one wait. Where every call of every test passed
-// every check there, those tests pass; otherwise each makes its calls alone, as without the batch,
-// so a failure reads as it always did. A batch that breaks the chapter's process costs a new one
+// The tests' calls together (batched_tests.hpp). ExactSums, RandomSums and MisalignedInput are
+// some forty tests of one or two calls each, all but two on inputs of 2^20 + 3 elements or fewer,
+// each call a few round trips between the judge's stream, the chapter's process and the judge's
+// checks; beside the other test processes of a class each round trip waits for the GPU's time
+// slice (21 ms a test in a class against 0.7 ms alone, book/results/grading.md). So their calls go
+// in two requests: the first calls, then the exact tests' second calls on the same buffers with
+// other elements set. A batch that breaks the chapter's process costs a new one
 // (restart_after_batch). The sanitized tests never go into a batch: they run first, alone, and the
 // runs under the tools see the very same calls (chapter_main.cpp).
 struct BatchedTest {
-  std::string name;  // GoogleTest's full name
   std::size_t n = 0, offset = 0;
   bool exact = false;  // ExactSums and MisalignedInput: two calls on one buffer; RandomSums: one
 };
 
-std::vector<BatchedTest> batchable_tests() {
-  std::vector<BatchedTest> out;
+std::vector<std::pair<std::string, BatchedTest>> batchable_tests() {
+  std::vector<std::pair<std::string, BatchedTest>> out;
   for (const std::size_t n : kSizes) {
-    out.push_back({"Sizes/ExactSums.EveryElementCountedOnce/" + size_label(n), n, 0, true});
-    out.push_back({"Sizes/RandomSums.MatchDoubleReference/" + size_label(n), n, 0, false});
+    out.push_back({"Sizes/ExactSums.EveryElementCountedOnce/" + size_label(n), {n, 0, true}});
+    out.push_back({"Sizes/RandomSums.MatchDoubleReference/" + size_label(n), {n, 0, false}});
   }
   for (const std::size_t offset : kOffsets)
     for (const std::size_t n : kMisalignedSizes)
-      out.push_back({"Offsets/MisalignedInput.ExactSums/" + offset_label(offset, n), n, offset, true});
+      out.push_back({"Offsets/MisalignedInput.ExactSums/" + offset_label(offset, n), {n, offset, true}});
   return out;
-}
-
-//! Every registered test by its full name.
-std::map<std::string, const ::testing::TestInfo*> registered_tests() {
-  std::map<std::string, const ::testing::TestInfo*> out;
-  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
-  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
-    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
-    for (int j = 0; j < suite.total_test_count(); ++j) out[full_name(*suite.GetTestInfo(j))] = suite.GetTestInfo(j);
-  }
-  return out;
-}
-
-//! The tests that passed in the batch, by full name: every call of every test in it passed every check.
-std::set<std::string>& passed_together() {
-  static std::set<std::string> names;
-  return names;
 }
 
 struct BatchItem {
-  explicit BatchItem(const BatchedTest* t) : test(t) {}
-  const BatchedTest* test;
+  explicit BatchItem(const BatchedTest& t) : test(t) {}
+  BatchedTest test;
   std::unique_ptr<ExactCase> exact;    // exact tests
   const RandomCase* random = nullptr;  // RandomSums
   std::unique_ptr<Trial> trial;
 };
-
-bool sanitized(const std::string& name) {
-  return std::find(names::kSanitizedTests.begin(), names::kSanitizedTests.end(), name) != names::kSanitizedTests.end();
-}
 
 //! One call of the batch and what its result must be: the exact input's plan, or a random case.
 struct Expected {
@@ -224,9 +200,7 @@ struct Expected {
   }
 };
 
-//! Whether every call of a batch ran and passed every check. One failure and no verdict of the
-//! batch stands: a call that went wrong may have written into another test's buffers, which it
-//! could not have reached alone.
+//! Whether every call of a batch ran and passed every check.
 bool all_passed(const BatchResult& r, const std::vector<Expected>& expected, const char* which) {
   if (!batch_ran(r, which)) return false;
   std::size_t passed = 0;
@@ -237,63 +211,59 @@ bool all_passed(const BatchResult& r, const std::vector<Expected>& expected, con
   return false;
 }
 
-//! Runs the selected batchable tests' calls together, once a process, and keeps their names where
-//! all of them passed.
-void run_small_tests_together() {
-  static bool made = false;
-  if (made || !batches_allowed()) return;
-  const std::map<std::string, const ::testing::TestInfo*> registered = registered_tests();
-  const std::vector<BatchedTest> batchable = batchable_tests();
+//! The selected tests' calls in two requests: true when all of them passed.
+bool run_small_tests_together(const std::vector<BatchedTest>& tests) {
   std::vector<BatchItem> items;
-  for (const BatchedTest& b : batchable) {
-    const auto it = registered.find(b.name);
-    if (it != registered.end() && it->second->should_run() && !sanitized(b.name)) items.emplace_back(&b);
+  for (const BatchedTest& t : tests) items.emplace_back(t);
+  std::vector<BatchCall> calls;
+  std::vector<Expected> expected;
+  for (BatchItem& item : items) {
+    const std::size_t n = item.test.n;
+    if (item.test.exact)
+      item.exact = std::make_unique<ExactCase>(n, item.test.offset);
+    else
+      item.random = &random_case(n);
+    item.trial = std::make_unique<Trial>(n);
+    calls.push_back({item.trial.get(), item.exact ? &item.exact->input : &item.random->input});
+    expected.push_back({item.exact ? &item.exact->plan : nullptr, item.random});
   }
-  if (items.size() < 2) return;
-  made = true;
-  try {
-    std::vector<BatchCall> calls;
-    std::vector<Expected> expected;
-    for (BatchItem& item : items) {
-      const std::size_t n = item.test->n;
-      if (item.test->exact)
-        item.exact = std::make_unique<ExactCase>(n, item.test->offset);
-      else
-        item.random = &random_case(n);
-      item.trial = std::make_unique<Trial>(n);
-      calls.push_back({item.trial.get(), item.exact ? &item.exact->input : &item.random->input});
-      expected.push_back({item.exact ? &item.exact->plan : nullptr, item.random});
-    }
-    if (!all_passed(run_batch(calls), expected, "first")) return;
-    // The exact tests' second calls: the same buffers at once again, other elements set (expect_exact).
-    calls.clear();
-    expected.clear();
-    std::vector<ExactPlan> moved;
-    moved.reserve(items.size());  // `expected` points into it
-    for (BatchItem& item : items) {
-      if (!item.exact) continue;
-      moved.push_back(moved_plan(item.test->n));
-      item.exact->input.upload_sparse(moved.back().marks(), stream());
-      calls.push_back({item.trial.get(), &item.exact->input});
-      expected.push_back({&moved.back(), nullptr});
-    }
-    if (!calls.empty() && !all_passed(run_batch(calls), expected, "second")) return;
-    for (const BatchItem& item : items) passed_together().insert(item.test->name);
-    fmt::print("[batch] {} tests' calls in two requests: all passed there\n", items.size());
-  } catch (const std::exception& e) {
-    passed_together().clear();
-    fmt::print("[batch] not made ({}); the tests make their calls alone\n", e.what());
+  if (!all_passed(run_batch(calls), expected, "first")) return false;
+  // The exact tests' second calls: the same buffers at once again, other elements set (expect_exact).
+  calls.clear();
+  expected.clear();
+  std::vector<ExactPlan> moved;
+  moved.reserve(items.size());  // `expected` points into it
+  for (BatchItem& item : items) {
+    if (!item.exact) continue;
+    moved.push_back(moved_plan(item.test.n));
+    item.exact->input.upload_sparse(moved.back().marks(), stream());
+    calls.push_back({item.trial.get(), &item.exact->input});
+    expected.push_back({&moved.back(), nullptr});
   }
+  return calls.empty() || all_passed(run_batch(calls), expected, "second");
+}
+
+BatchedTests& small_tests() {
+  static BatchedTests group = [] {
+    std::vector<std::string> names;
+    std::vector<BatchedTest> tests;
+    for (const auto& [name, test] : batchable_tests()) {
+      names.push_back(name);
+      tests.push_back(test);
+    }
+    return BatchedTests("ExactSums, RandomSums and MisalignedInput", names,
+                        [tests](const std::vector<std::size_t>& selected) {
+                          std::vector<BatchedTest> chosen;
+                          for (std::size_t i : selected) chosen.push_back(tests[i]);
+                          return run_small_tests_together(chosen);
+                        });
+  }();
+  return group;
 }
 
 //! Whether the running test passed in the batch (run_small_tests_together): then it has nothing
-//! left to do. Each test's pass is taken once.
-bool passed_in_batch() {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  if (!info || sanitized(full_name(*info))) return false;
-  run_small_tests_together();
-  return passed_together().erase(full_name(*info)) == 1;
-}
+//! left to do.
+bool passed_in_batch() { return small_tests().passed(); }
 
 // Runs before every test: a chapter that needs a device feature this GPU lacks skips.
 class ChapterTest : public ::testing::Test {
@@ -348,13 +318,7 @@ INSTANTIATE_TEST_SUITE_P(Offsets, MisalignedInput,
                          });
 
 //! The batchable tests' names that no test has: a renamed test would silently leave its batch.
-std::string unlisted_batched_tests() {
-  const std::map<std::string, const ::testing::TestInfo*> registered = registered_tests();
-  std::string out;
-  for (const BatchedTest& b : batchable_tests())
-    if (!registered.count(b.name)) out += " " + b.name;
-  return out;
-}
+std::string unlisted_batched_tests() { return small_tests().unlisted(); }
 
 using HugeInput = ChapterTest;
 TEST_F(HugeInput, MoreThan2To31Elements) {

@@ -200,11 +200,15 @@ BatchResult run_batch(const std::vector<BatchCall>& calls) {
     b.outcome.error =
         fmt::format("the chapter's process answered {} calls of {}", b.outcome.results.size(), list.size());
   }
+  count_batch(calls.size(), seconds(started, Clock::now()));
+  return b;
+}
+
+void count_batch(std::size_t calls, double seconds) {
   TrialCosts& c = costs();
   ++c.batches;
-  c.batched_calls += static_cast<int>(calls.size());
-  c.batch_s += seconds(started, Clock::now());
-  return b;
+  c.batched_calls += static_cast<int>(calls);
+  c.batch_s += seconds;
 }
 
 bool batch_ran(const BatchResult& r, const std::string& which) {

@@ -82,6 +82,9 @@ struct TrialCosts {
   double batch_s = 0;
 };
 const TrialCosts& trial_costs();
+//! Counts a batch of `calls` calls, `seconds` from its preparing to its checks, in trial_costs()
+//! (run_batch does for its own).
+void count_batch(std::size_t calls, double seconds);
 
 //! One call of a batch: a trial's call on an input; with `workspace_from`, on that trial's
 //! workspace instead of its own (calls that share one workspace, as one trial's calls do).
