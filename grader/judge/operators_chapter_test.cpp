@@ -5,7 +5,8 @@
 // - Operators.<op>_<element>_n_<n>: seeded inputs of n elements (one of them misaligned by an
 //   element), the input unchanged after the call, nothing written past the result, reads outside
 //   the input caught by a slack that changes every operator's answer.
-// - Operators.ties_<element>: argmax and argmin of an input whose winner appears twice: the first.
+// - Operators.ties_<element>: argmax and argmin of inputs whose winner appears twice, everywhere, or
+//   in every element from a seeded index on: the first.
 // - Operators.specials_<element>: NaN, infinities and signed zeros, under the rules operators.cuh
 //   states (a NaN wins max, min, argmax and argmin, the first NaN's index; +0 beats -0 for max).
 // - Operators.large_mean_<element>: mean and variance of values near 1e4 (float) or 1e8 (double)
@@ -606,8 +607,23 @@ void register_operator_tests() {
       v[first] = v[second] = 2000.0;  // above every other value (exact in every element type)
       Values u = v;
       u[first] = u[second] = -2000.0;  // below every other value
-      return std::vector<Case>{{e, Operator::argmax, v, {}, 0, "the largest value twice"},
-                               {e, Operator::argmin, u, {}, 0, "the smallest value twice"}};
+      // Ties among one thread's own elements, whatever the kernel's layout: every element equal (the
+      // winner is element 0), and the winner in every element from a seeded index on (that one).
+      // A thread that takes an equal value it meets later (>= for >) answers with a later index.
+      const Values flat(n, 7.0);
+      const std::size_t from = splitmix64(seed() + 9) % n;
+      Values rise = draw(e, n, 10), fall = rise;
+      for (std::size_t i = 0; i < n; ++i) {
+        rise[i] = i < from ? std::clamp(rise[i], -1000.0, 1000.0) : 2000.0;
+        fall[i] = i < from ? rise[i] : -2000.0;
+      }
+      return std::vector<Case>{
+          {e, Operator::argmax, v, {}, 0, "the largest value twice"},
+          {e, Operator::argmin, u, {}, 0, "the smallest value twice"},
+          {e, Operator::argmax, flat, {}, 0, "every element equal (the first wins)"},
+          {e, Operator::argmin, flat, {}, 0, "every element equal (the first wins)"},
+          {e, Operator::argmax, rise, {}, 0, fmt::format("the largest value in every element from {} on", from)},
+          {e, Operator::argmin, fall, {}, 0, fmt::format("the smallest value in every element from {} on", from)}};
     });
     if (e == Element::bf16) {
       register_test(fmt::format("index_past_2_31_{}", name_of(e)), [e] {
