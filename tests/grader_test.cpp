@@ -24,6 +24,7 @@
 
 #include "build.hpp"
 #include "judge/names.hpp"
+#include "judge/timing.hpp"
 #include "pool.hpp"
 #include "process.hpp"
 #include "progress.hpp"
@@ -712,6 +713,18 @@ TEST(Processes, ATimedTestThatFailsBeforeItsGrantIsExpected) {
   const std::vector<std::string> expected = tests_to_report(shared, alone, false, run);
   EXPECT_EQ(expected.size(), 3u) << "a timed test reported without a grant is one the grader asked for";
   EXPECT_EQ(expected.back(), alone.front());
+}
+
+TEST(Timing, TheMiddleSpreadIgnoresAFewLateBatchesNotAMovedMedian) {
+  workbook::BatchTimes t;
+  t.calls = 16;
+  t.many = {2.70, 2.71, 2.69, 2.70, 2.72, 2.70, 2.71, 2.69, 2.70, 2.71, 2.70, 2.72, 2.70, 6.00, 5.10};
+  EXPECT_GT(t.spread(), 1.0) << "two batches a few milliseconds late widen the range";
+  EXPECT_LT(t.middle_spread(), 0.02) << "but not the middle half, nor the median";
+  t.many = {2.70, 2.71, 2.69, 2.70, 2.72, 2.70, 2.71, 2.69, 2.70, 2.71, 3.30, 3.40, 3.35, 3.30, 3.50};
+  EXPECT_GT(t.middle_spread(), 0.1) << "a third of the batches slowed widens the middle half too";
+  t.many = {1.0, 2.0, 3.0};
+  EXPECT_DOUBLE_EQ(t.middle_spread(), t.spread()) << "too few batches for quartiles: the range";
 }
 
 TEST(Processes, AChapterOutOfTimeBesideOthersIsTestedAgainAlone) {

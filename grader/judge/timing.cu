@@ -135,6 +135,15 @@ double BatchTimes::spread() const {
   return m > 0 ? (*hi - *lo) / m : 0;
 }
 
+double BatchTimes::middle_spread() const {
+  if (many.size() < 4) return spread();
+  std::vector<double> v = many;
+  std::sort(v.begin(), v.end());
+  const std::size_t quarter = v.size() / 4;
+  const double m = median(many);
+  return m > 0 ? (v[v.size() - 1 - quarter] - v[quarter]) / m : 0;
+}
+
 Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::size_t n, cudaStream_t stream,
                                CeilingShape given, int rounds) {
   const std::size_t count = n / 4;  // whole float4s of 16-byte aligned inputs
@@ -184,6 +193,7 @@ Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::siz
   for (int r = 0; r < rounds; ++r) t.many.push_back(batch(best_blocks, best_loads));
   best.gbps = bytes / t.per_call_s() / 1e9;
   best.spread = t.spread();
+  best.middle_spread = t.middle_spread();
   best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, bytes / t.fastest_per_call_s() / 1e9);
   best.shape = {best_blocks, best_loads};
   best.screened = screen;

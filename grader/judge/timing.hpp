@@ -54,8 +54,12 @@ struct BatchTimes {
   double per_call_s() const;
   //! The fastest batch of `calls` calls divided by `calls`: hand-off and all.
   double fastest_per_call_s() const;
-  //! (max - min) / median of `many`: how much the same batch varies.
+  //! (max - min) / median of `many`: how much the same batch varies, its outliers included.
   double spread() const;
+  //! (third quartile - first quartile) / median of `many`: how much the middle half of the batches
+  //! varies. The median, which the verdict reads, moves only where this does: a few batches held up
+  //! (a wakeup late on a busy host) change the range, not the middle.
+  double middle_spread() const;
 };
 
 //! The device's streaming-read ceiling measured as BatchTimes are: a kernel that only loads
@@ -64,7 +68,7 @@ struct BatchTimes {
 //! batches of it, and their spread.
 struct Ceiling {
   double gbps = 0;
-  double spread = 0;
+  double spread = 0, middle_spread = 0;  // BatchTimes's, of its batches
   //! Its fastest whole batch, hand-off and all: what a chapter's fastest batch is held against.
   double fastest_batch_gbps = 0;
   CeilingShape shape;     // the shape measured
