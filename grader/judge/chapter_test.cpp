@@ -575,6 +575,15 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
   for (const auto& in : inputs) data.push_back(in->data());
   BatchTimes times;
   Ceiling ceiling;
+  // How disturbed a measure is (its batches' or the ceiling's middle half, the larger), and its
+  // spreads as the [timing] lines say them.
+  const auto noise = [](const BatchTimes& t, const Ceiling& c) { return std::max(t.middle_spread(), c.middle_spread); };
+  const auto spreads = [](const BatchTimes& t, const Ceiling& c) {
+    return fmt::format(
+        "the middle half of its batches spread {:.0f}%, the ceiling's {:.0f}%; the whole range {:.0f}% "
+        "and {:.0f}%",
+        100 * t.middle_spread(), 100 * c.middle_spread, 100 * t.spread(), 100 * c.spread);
+  };
   for (int measure = 1; measure <= kMeasures; ++measure) {
     BatchTimes t;
     t.calls = count;
@@ -593,17 +602,13 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
           kRounds, ms_between(began, batched), 1e3 * std::accumulate(t.many.begin(), t.many.end(), 0.0),
           ms_between(batched, Clock::now()));
     }
-    const double noise = std::max(t.middle_spread(), c.middle_spread);
-    if (measure == 1 || noise < std::max(times.middle_spread(), ceiling.middle_spread)) {
+    if (measure == 1 || noise(t, c) < noise(times, ceiling)) {
       times = t;
       ceiling = c;
     }
-    if (noise <= kQuietSpread) break;
-    fmt::print(
-        "[timing] Bandwidth: measure {} of at most {} disturbed (the middle half of its batches spread {:.0f}%, "
-        "the ceiling's {:.0f}%; the whole range {:.0f}% and {:.0f}%){}\n",
-        measure, kMeasures, 100 * t.middle_spread(), 100 * c.middle_spread, 100 * t.spread(), 100 * c.spread,
-        measure < kMeasures ? ": measured again" : ": the quietest counts");
+    if (noise(t, c) <= kQuietSpread) break;
+    fmt::print("[timing] Bandwidth: measure {} of at most {} disturbed ({}){}\n", measure, kMeasures, spreads(t, c),
+               measure < kMeasures ? ": measured again" : ": the quietest counts");
     if (measure < kMeasures) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   fmt::print(
@@ -611,10 +616,7 @@ TEST_F(Bandwidth, TimedCallsDoTheWork) {
       "granted after {:.0f} ms more, the timed batches and the ceiling {:.0f} ms\n",
       count, ms_between(started, made), ms_between(made, warmed), ms_between(warmed, alone),
       ms_between(alone, Clock::now()));
-  fmt::print(
-      "[timing] Bandwidth: the measure counted: the middle half of its batches spread {:.0f}%, the ceiling's "
-      "{:.0f}%; the whole range {:.0f}% and {:.0f}%\n",
-      100 * times.middle_spread(), 100 * ceiling.middle_spread, 100 * times.spread(), 100 * ceiling.spread);
+  fmt::print("[timing] Bandwidth: the measure counted: {}\n", spreads(times, ceiling));
   const double gbps = bytes / times.per_call_s() / 1e9;
   const double fastest = count * bytes / (*std::min_element(times.many.begin(), times.many.end()) * 1e9);
   report_bandwidth({gbps, ceiling.gbps, fastest, static_cast<int>(checked), static_cast<int>(count), ceiling.shape});

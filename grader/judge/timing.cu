@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <utility>
 
 #include "judge/device.hpp"
 #include "runner/cuda_check.hpp"
@@ -140,8 +141,9 @@ double BatchTimes::middle_spread() const {
   std::vector<double> v = many;
   std::sort(v.begin(), v.end());
   const std::size_t quarter = v.size() / 4;
-  const double m = median(many);
-  return m > 0 ? (v[v.size() - 1 - quarter] - v[quarter]) / m : 0;
+  const double middle = v[v.size() - 1 - quarter] - v[quarter];
+  const double m = median(std::move(v));
+  return m > 0 ? middle / m : 0;
 }
 
 Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::size_t n, cudaStream_t stream,
