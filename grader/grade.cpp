@@ -431,9 +431,12 @@ class Run {
       }
       return todo;
     };
+    Places places(jobs_per_gpu());
     tasks.test = [&](InFlight& s, std::size_t chapter) {
       ChapterResult& r = s.run.chapters[chapter];
-      tester.test_chapter(s.run.id, session.slot_runner(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r);
+      Place place(places);
+      tester.test_chapter(s.run.id, session.slot_runner(s.slot, r.spec->slug), s.log_dir, session.slot_dir(s.slot), r,
+                          place);
       if (opt_.submissions_dir.empty()) {
         std::lock_guard<std::mutex> p(print_);
         fmt::print("  {:<18} {} ({:.1f} s)\n", r.spec->slug, r.status, r.seconds);
@@ -441,7 +444,7 @@ class Run {
       }
     };
     tasks.finish = [&](const std::shared_ptr<InFlight>& s) { finish(s, slots); };
-    run_pool(jobs_per_gpu(), tasks);
+    run_pool(jobs_per_gpu() + tool_runs_per_gpu(), tasks);
   }
 
   // A submission's last chapter is done: its reports, its slot back, the progress.
@@ -492,6 +495,14 @@ class Run {
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     return std::clamp(cores / (2 * std::max<int>(1, static_cast<int>(gpus_.size()))), 2, 8);
   }
+
+  // Chapters on one GPU in their tools' runs, beyond those in their tests (--tool-runs-per-gpu): a
+  // chapter whose tests are done gives its place to the next one's tests (pool.hpp), and its tools'
+  // runs, which hold little device memory (the timed tests' inputs are freed), go on beside them. A
+  // chapter's three runs take about a fifth of its time in a class (memcheck, racecheck and synccheck
+  // 0.3, 1.3 and 0.9 s against 7.6 s for its tests; H100, 2026-12-05, book/results/grading.md). None
+  // by default: no class has been graded with them yet.
+  int tool_runs_per_gpu() const { return opt_.tool_runs_per_gpu; }
 
   // Timed runs served together once the shared test processes have drained: one by default. A
   // timed run waiting for its batch holds its test slot idle; with batches of half the slots a

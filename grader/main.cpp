@@ -216,9 +216,14 @@ int run_grader(int argc, char** argv) {
                  "write a CSV of every test process and build of the run: when it "
                  "asked for the GPU, started and ended (where the time goes)");
   app.add_option("--jobs-per-gpu", opt.jobs_per_gpu,
-                 "test processes at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
+                 "chapters in their tests at once on one GPU (default: half the CPU cores per GPU, 2 to 8); a "
                  "timed run is always alone")
       ->check(CLI::Range(1, 64));
+  app.add_option("--tool-runs-per-gpu", opt.tool_runs_per_gpu,
+                 "chapters whose tests are done, in their compute-sanitizer runs, at once on one GPU beside "
+                 "those in their tests (0: a chapter keeps its place until its last run ends)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   app.add_option("--timed-batch", opt.timed_batch,
                  "timed runs served one after another once the shared test processes drain (1: each "
                  "timed run drains them alone)")

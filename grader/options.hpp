@@ -31,6 +31,7 @@ struct Options {
   bool leaderboard = true;
   std::vector<int> gpus;                      // indices of visible GPUs to use; empty: all
   int jobs_per_gpu = 0;                       // test processes at once on one GPU (0: from the CPU cores)
+  int tool_runs_per_gpu = 0;                  // chapters in their tools' runs beyond those (grade.cpp)
   int timed_batch = 1;                        // timed runs served together once the shared tests drain
   double timed_patience_s = kTimedPatienceS;  // the longest a timed run waits for its batch
   bool separate_judges = false;               // a judge for each part of a chapter, not one for all (tester.hpp)

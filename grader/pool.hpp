@@ -1,6 +1,8 @@
 // The test processes of one GPU: several threads take the chapters of the
 // submissions given to that GPU, fetching the next submission when no chapter
-// is left, and finish a submission when its last chapter is done.
+// is left, and finish a submission when its last chapter is done. A chapter holds
+// one of the GPU's places (Places) for its tests, and may give it back for the
+// rest of its run (its tools' runs), so that the next chapter's tests begin.
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,54 @@
 #include <vector>
 
 namespace grader {
+
+//! The places on one GPU for chapters in their tests: a count that a chapter takes before its
+//! tests and gives back when what is left of its run holds little of the GPU's memory.
+class Places {
+ public:
+  explicit Places(int count) : free_(count) {}
+  void take() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return free_ > 0; });
+    --free_;
+  }
+  void give() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int free_;
+};
+
+//! One chapter's place: taken when made, given back early (give_back) or at the end, and taken
+//! again (take) for a part that needs it once more (a retest).
+class Place {
+ public:
+  explicit Place(Places& places) : places_(places) { take(); }
+  Place(const Place&) = delete;
+  Place& operator=(const Place&) = delete;
+  ~Place() { give_back(); }
+  void take() {
+    if (held_) return;
+    places_.take();
+    held_ = true;
+  }
+  void give_back() {
+    if (!held_) return;
+    places_.give();
+    held_ = false;
+  }
+
+ private:
+  Places& places_;
+  bool held_ = false;
+};
 
 template <class Submission>
 struct PoolTasks {

@@ -345,7 +345,7 @@ std::vector<std::string> tests_to_report(const std::vector<std::string>& shared,
 }
 
 void GpuTester::test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                             const std::string& slot_dir, ChapterResult& r) {
+                             const std::string& slot_dir, ChapterResult& r, Place& place) {
   if (const workbook::Unmet unmet = this->unmet(*r.spec); !unmet.met()) {
     using Need = workbook::Unmet::Need;
     skip(r, unmet,
@@ -362,18 +362,19 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     r.reference_gbps = it->second.gbps;
     r.reference_ceiling_gbps = it->second.ceiling_gbps;
   }
-  const auto run_all = [&](ChapterResult& result) {
+  const auto run_all = [&](ChapterResult& result, bool alone_only) {
+    place.take();
+    const Run run{submission, runner, log_dir, slot_dir, place, alone_only};
     if (!session_.options().separate_judges) {
-      run_in_one_judge(submission, runner, log_dir, slot_dir, result);
+      run_in_one_judge(run, result);
     } else {
-      run_part(submission, runner, log_dir, result, false);
-      if (result.status.is_pending() && result.correct()) run_part(submission, runner, log_dir, result, true);
-      if (result.status.is_pending() && result.correct() && session_.options().sanitize) {
-        sanitize(submission, runner, log_dir, slot_dir, result);
-      }
+      run_part(run, result, false);
+      if (result.status.is_pending() && result.correct()) run_part(run, result, true);
+      place.give_back();
+      if (result.status.is_pending() && result.correct() && session_.options().sanitize) sanitize(run, result);
     }
   };
-  run_all(r);
+  run_all(r, false);
   // A test that could not have the device memory it needed, which another process held, is no fault
   // of this chapter; nor is a slow but finite kernel's running out of time while other processes
   // (a neighbour's hang among them) had their turns on the GPU. Either way the chapter is tested
@@ -387,9 +388,7 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     again.reference_gbps = r.reference_gbps;
     again.reference_ceiling_gbps = r.reference_ceiling_gbps;
     keep_first_run_logs(log_dir, r.spec->slug);
-    alone_only_ = true;
-    run_all(again);
-    alone_only_ = false;
+    run_all(again, true);
     again.tested_alone = true;
     const bool first_starved = r.starved;
     r = std::move(again);
@@ -399,32 +398,31 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void GpuTester::run_part(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                         ChapterResult& r, bool alone) {
+void GpuTester::run_part(const Run& run, ChapterResult& r, bool alone) {
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = run_log(log_dir, spec.slug, alone ? "alone" : "test").string();
+  const std::string log = run_log(run.log_dir, spec.slug, alone ? "alone" : "test").string();
   const std::string filter = (alone ? "" : "-") + gtest_filter(session_.alone_tests(spec.slug));
   TestRun t;
   {
     const auto asked = Timeline::Clock::now();
-    Turn turn(gate_, alone || alone_only_);
-    Entry entry(session_.timeline(), submission, spec.slug, alone ? "alone" : "tests", gpu_.index, asked);
-    t = run_tests(judge_command(spec, "learner", runner, filter), log, session_.limit(spec), env(spec), kSilenceLimit);
+    Turn turn(gate_, alone || run.alone_only);
+    Entry entry(session_.timeline(), run.submission, spec.slug, alone ? "alone" : "tests", gpu_.index, asked);
+    t = run_tests(judge_command(spec, "learner", run.runner, filter), log, session_.limit(spec), env(spec),
+                  kSilenceLimit);
   }
   tally(t, r);
-  r.crowded = r.crowded || (out_of_time(t) && !alone && !alone_only_);
+  r.crowded = r.crowded || (out_of_time(t) && !alone && !run.alone_only);
   ran_to_the_end(t, alone ? session_.alone_tests(spec.slug) : session_.shared_tests(spec.slug), session_.limit(spec),
                  log, r);
 }
 
-void GpuTester::run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                                 const std::string& slot_dir, ChapterResult& r) {
+void GpuTester::run_in_one_judge(const Run& run, ChapterResult& r) {
   using workbook::channel::Event;
   using Grant = ProcessOptions::Grant;
   const workbook::ChapterSpec& spec = *r.spec;
-  const std::string log = run_log(log_dir, spec.slug, "test").string();
+  const std::string log = run_log(run.log_dir, spec.slug, "test").string();
   const std::string alone_filter = gtest_filter(session_.alone_tests(spec.slug));
-  std::vector<std::string> argv = judge_command(spec, "learner", runner, "-" + alone_filter);
+  std::vector<std::string> argv = judge_command(spec, "learner", run.runner, "-" + alone_filter);
   argv.insert(argv.end() - 1, "--alone-tests=" + alone_filter);
   if (session_.options().drain_between_tests) argv.insert(argv.end() - 1, "--yield-between-tests");
   const std::string sanitizer = session_.options().sanitize ? find_tool("compute-sanitizer") : "";
@@ -442,7 +440,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
     return tests_to_report(session_.shared_tests(spec.slug), session_.alone_tests(spec.slug), timed_ran, so_far);
   };
   auto asked = Timeline::Clock::now();
-  if (alone_only_) {
+  if (run.alone_only) {
     gate_.lock();
     holds = Holds::alone;
   } else {
@@ -452,12 +450,12 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   const auto leave = [&] {
     if (holds == Holds::nothing) return;
     holds == Holds::alone ? gate_.unlock() : gate_.unlock_shared();
-    session_.timeline().add(submission, spec.slug, row, gpu_.index, asked, started);
+    session_.timeline().add(run.submission, spec.slug, row, gpu_.index, asked, started);
     holds = Holds::nothing;
   };
   const auto take = [&](Holds h, std::string what) {
     asked = Timeline::Clock::now();
-    if (alone_only_) h = Holds::alone;
+    if (run.alone_only) h = Holds::alone;
     h == Holds::alone ? gate_.lock() : gate_.lock_shared();
     started = Timeline::Clock::now();
     holds = h;
@@ -484,6 +482,9 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
       return take(Holds::alone, "alone");
     }
     if (event != Event::sanitize) return Grant::none;
+    // The chapter's tests are done and its process has ended: its tools' runs hold little of the
+    // GPU's memory, and the next chapter's tests may begin beside them.
+    run.place.give_back();
     leave();
     bool go = timed_ran && clean(so_far, expected(so_far));
     for (std::size_t i = 0; i + 1 < so_far.sanitized.size(); ++i) {
@@ -501,7 +502,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
   if (!ran_to_the_end(t, expected(t), session_.limit(spec), log, r) || !r.correct() || !tools) return;
   for (const TestRun& tool_run : t.sanitized) {
     if (tool_run.process.interrupted) return interrupt(r);
-    if (!judge_sanitizer_run(tool_run, log, slot_dir, r)) return;
+    if (!judge_sanitizer_run(tool_run, log, run.slot_dir, r)) return;
   }
   if (t.sanitized.size() < tools) {
     r.status = Status::incomplete;
@@ -513,8 +514,7 @@ void GpuTester::run_in_one_judge(const std::string& submission, const std::strin
 
 // Runs the sanitized tests under each tool, a judge for each; a finding fails the chapter's
 // correctness, with the tool's first lines as the reason.
-void GpuTester::sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                         const std::string& slot_dir, ChapterResult& r) {
+void GpuTester::sanitize(const Run& run, ChapterResult& r) {
   const workbook::ChapterSpec& spec = *r.spec;
   const std::string sanitizer = find_tool("compute-sanitizer");
   if (sanitizer.empty()) return;
@@ -523,21 +523,21 @@ void GpuTester::sanitize(const std::string& submission, const std::string& runne
   // them at once overlap only their CPU work. A tool that finds something ends the chapter's checks.
   for (std::string_view tool_name : names::kSanitizerTools) {
     const std::string tool(tool_name);
-    const std::string log = run_log(log_dir, spec.slug, tool).string();
+    const std::string log = run_log(run.log_dir, spec.slug, tool).string();
     TestRun t;
     {
       const auto asked = Timeline::Clock::now();
-      Turn shared(gate_, alone_only_);
-      Entry entry(session_.timeline(), submission, spec.slug, tool, gpu_.index, asked);
-      t = run_tests(judge_command(spec, "learner", runner, sanitizer_filter(),
+      Turn shared(gate_, run.alone_only);
+      Entry entry(session_.timeline(), run.submission, spec.slug, tool, gpu_.index, asked);
+      t = run_tests(judge_command(spec, "learner", run.runner, sanitizer_filter(),
                                   workbook::channel::sanitizer_wrapper(sanitizer, tool, !spec.ranks)),
                     log, workbook::channel::kSanitizerTimeFactor * session_.limit(spec), env(spec),
                     workbook::channel::kSanitizerTimeFactor * kSilenceLimit);
     }
     if (t.process.interrupted) return interrupt(r);
     t.tool = tool;
-    r.crowded = r.crowded || (out_of_time(t) && !alone_only_);
-    if (!judge_sanitizer_run(t, log, slot_dir, r)) return;
+    r.crowded = r.crowded || (out_of_time(t) && !run.alone_only);
+    if (!judge_sanitizer_run(t, log, run.slot_dir, r)) return;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "gpu.hpp"
 #include "judge/ceiling_shape.hpp"
+#include "pool.hpp"
 #include "result.hpp"
 #include "run.hpp"
 #include "session.hpp"
@@ -40,24 +41,32 @@ class GpuTester {
   bool measure_references(const std::string& log_dir);
 
   //! Tests a built chapter (its runner, session.slot_runner) and scores it. Several
-  //! chapters may be tested at once from different threads.
+  //! chapters may be tested at once from different threads. `place`, held when called, is given
+  //! back once the chapter's tests are done and only its tools' runs are left (taken again for a
+  //! retest), so that the next chapter's tests begin beside those runs.
   void test_chapter(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                    const std::string& slot_dir, ChapterResult& r);
+                    const std::string& slot_dir, ChapterResult& r, Place& place);
 
   const Gpu& gpu() const { return gpu_; }
 
  private:
+  //! One run of a chapter's processes: whose, where its files are, and how it holds the GPU.
+  struct Run {
+    const std::string& submission;
+    const std::string& runner;
+    const std::string& log_dir;
+    const std::string& slot_dir;
+    Place& place;             //!< its place among the chapters in their tests
+    bool alone_only = false;  //!< every process of it alone on the GPU: a retest (test_again_alone)
+  };
   //! With --separate-judges, a judge for the tests that may share the GPU (alone: false), or for
   //! those that need it alone (true).
-  void run_part(const std::string& submission, const std::string& runner, const std::string& log_dir, ChapterResult& r,
-                bool alone);
+  void run_part(const Run& run, ChapterResult& r, bool alone);
   //! Every part in one judge (the default; --separate-judges runs run_part and sanitize): the shared tests beside
   //! others, then, once the judge asks and every other test process on the GPU has finished, the timed tests alone,
   //! then (if sanitizing) each tool's run beside others, each granted only while nothing has failed.
-  void run_in_one_judge(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                        const std::string& slot_dir, ChapterResult& r);
-  void sanitize(const std::string& submission, const std::string& runner, const std::string& log_dir,
-                const std::string& slot_dir, ChapterResult& r);
+  void run_in_one_judge(const Run& run, ChapterResult& r);
+  void sanitize(const Run& run, ChapterResult& r);
   bool judge_sanitizer_run(const TestRun& t, const std::string& log, const std::string& slot_dir, ChapterResult& r);
   //! The judge's command line for `spec`'s tests in `filter`, the chapter's code in `runner`
   //! (`subject`: learner or reference), started by `wrap` (a tool) if given.
@@ -70,9 +79,6 @@ class GpuTester {
   Session& session_;
   Gpu gpu_;
   TimingGate gate_;
-  //! Every test process of the chapter being tested holds the GPU alone: a chapter tested again
-  //! because another process took the device memory its tests needed (ChapterResult::starved).
-  bool alone_only_ = false;
   //! What a chapter's reference measured on this GPU (measure_references), by slug.
   struct ReferenceBandwidth {
     std::optional<double> gbps, ceiling_gbps;

@@ -511,6 +511,44 @@ TEST(Gpu, EverySubmissionIsFinishedAndGivesItsSlotBack) {
   }
 }
 
+TEST(Pool, PlacesBoundTheChaptersInTheirTestsNotInTheirToolsRuns) {
+  // Six threads, two places: at most two chapters in their tests at once; a chapter that gives its
+  // place back (its tools' runs left) lets the next one begin its tests while it still runs.
+  struct Sub {
+    std::atomic<int> tested{0};
+  };
+  Places places(2);
+  std::atomic<int> in_tests{0}, most_in_tests{0}, running{0}, most_running{0};
+  auto sub = std::make_shared<Sub>();
+  bool fetched = false;
+  PoolTasks<Sub> tasks;
+  tasks.fetch = [&]() -> std::shared_ptr<Sub> {
+    if (fetched) return nullptr;
+    fetched = true;
+    return sub;
+  };
+  tasks.chapters = [](Sub&) { return std::vector<std::size_t>(12); };
+  tasks.test = [&](Sub& s, std::size_t) {
+    Place place(places);
+    most_running = std::max(most_running.load(), ++running);
+    most_in_tests = std::max(most_in_tests.load(), ++in_tests);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    --in_tests;
+    place.give_back();  // its tools' runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    place.take();  // a retest takes it again
+    most_in_tests = std::max(most_in_tests.load(), ++in_tests);
+    --in_tests;
+    --running;
+    ++s.tested;
+  };
+  tasks.finish = [](const std::shared_ptr<Sub>&) {};
+  run_pool(6, tasks);
+  EXPECT_EQ(sub->tested.load(), 12);
+  EXPECT_LE(most_in_tests.load(), 2) << "more chapters in their tests than places";
+  EXPECT_GT(most_running.load(), 2) << "no chapter began its tests beside another's tools' runs";
+}
+
 TEST(Progress, AChapterEntryOfAnyShapeReadsWithItsFallbacks) {
   // The progress file is the grader's own, but a hand or an older grader may have left anything.
   const ChapterProgress odd = nlohmann::json{
