@@ -759,6 +759,10 @@ int main(int argc, char** argv) {
         "[timing] in the tests: {} runs of calls, {:.0f} ms waiting for their answers, {:.0f} ms mapping the "
         "judge's buffers into the chapter's process, {:.0f} ms asking NVML what it holds\n",
         c.runs, 1000 * c.answers_s, 1000 * c.mappings_s, 1000 * c.budget_s);
+    fmt::print(
+        "[timing] in the tests: {} buffers mapped into the chapter's process ({:.1f} GB), {} unmapped again in "
+        "{:.0f} ms\n",
+        c.mappings, c.mapped_gb, c.unmappings, 1000 * c.unmappings_s);
   }
   const TrialCosts& trials = trial_costs();
   fmt::print(

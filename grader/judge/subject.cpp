@@ -488,7 +488,10 @@ void RemoteSubject::unmap(std::uint64_t id) {
   req.unmap = {id};
   remote::Reply reply;
   std::string why;
+  const auto start = Clock::now();
   request(req, &reply, 30, &why);
+  ++costs_.unmappings;
+  costs_.unmappings_s += std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 std::optional<std::size_t> RemoteSubject::workspace_bytes(std::size_t n, std::string* why) {
@@ -561,6 +564,8 @@ Outcome RemoteSubject::run(const std::vector<Call>& calls, const Ready& ready) {
       return o;
     }
     mapped_[a->id] = a->mapped;
+    ++costs_.mappings;
+    costs_.mapped_gb += a->mapped / 1e9;
   }
   const auto start = Clock::now();
   costs_.mappings_s += std::chrono::duration<double>(start - mapping).count();

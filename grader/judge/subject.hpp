@@ -129,10 +129,14 @@ class RemoteSubject : public Subject {
   std::optional<std::uint64_t> gpu_bytes_peak() const { return gpu_bytes_peak_; }
   //! Where run()'s time went, summed over its calls so far, for the judge's [timing] lines.
   struct Costs {
-    int runs = 0;           //!< run() requests answered
-    double answers_s = 0;   //!< from a run's request sent to its answer (the calls, the runner's wait)
-    double mappings_s = 0;  //!< mapping the judge's new buffers into the chapter's process
-    double budget_s = 0;    //!< asking NVML what the chapter's processes hold (over_gpu_budget)
+    int runs = 0;             //!< run() requests answered
+    double answers_s = 0;     //!< from a run's request sent to its answer (the calls, the runner's wait)
+    double mappings_s = 0;    //!< mapping the judge's new buffers into the chapter's process
+    int mappings = 0;         //!< buffers mapped
+    double mapped_gb = 0;     //!< their size
+    int unmappings = 0;       //!< buffers unmapped there again (freed, not kept for reuse)
+    double unmappings_s = 0;  //!< the time that took
+    double budget_s = 0;      //!< asking NVML what the chapter's processes hold (over_gpu_budget)
   };
   const Costs& costs() const { return costs_; }
 
