@@ -176,7 +176,10 @@ class Run {
       const int workers = std::max<int>(1, static_cast<int>(gpus_.size()));
       const int slots = class_mode ? std::min<int>(3 * workers + 2, static_cast<int>(todo.size())) : 1;
       Session session(opt_, manifest_, chosen_);
-      if (!session.prepare(slots, architectures(gpus_))) {
+      const bool prepared = session.prepare(slots, architectures(gpus_));
+      // The grader's own set-up, once per grading build: configuring it, the harness and the references.
+      session.timeline().add(kGraderRow, "", "setup", -1, session.timeline().start(), session.timeline().start());
+      if (!prepared) {
         // One submission still gets its report: not graded, and why.
         if (!class_mode)
           unstarted(todo.front(), interrupted() ? "the grader was interrupted before grading began"

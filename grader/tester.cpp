@@ -295,7 +295,7 @@ bool GpuTester::measure_references(const std::string& log_dir) {
     if (!unmet(*spec).met()) continue;  // the chapter is skipped on this GPU
     const std::string log =
         (fs::path(log_dir) / fmt::format("{}.reference.gpu{}.log", spec->slug, gpu_.index)).string();
-    Entry entry(session_.timeline(), "(reference)", spec->slug, "alone", gpu_.index, Timeline::Clock::now());
+    Entry entry(session_.timeline(), kReferenceRow, spec->slug, "alone", gpu_.index, Timeline::Clock::now());
     const TestRun t = run_tests(judge_command(*spec, "reference", session_.reference_runner(spec->slug),
                                               gtest_filter(session_.alone_tests(spec->slug))),
                                 log, session_.limit(*spec), env(*spec), kSilenceLimit);

@@ -11,17 +11,25 @@
 
 namespace grader {
 
+//! The submission column of the rows that are no submission's, in parentheses (grader/timeline-summary
+//! counts no such row in a submission): the grader's set-up, and its references measured alone.
+inline constexpr const char* kGraderRow = "(grader)";
+inline constexpr const char* kReferenceRow = "(reference)";
+
 class Timeline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  //! One process: `what` (tests, alone: the timed run, memcheck, racecheck, synccheck; or build,
-  //! one row per batch of submissions built together, their ids separated by spaces) for
+  //! One process: `what` (tests, alone: the timed run, memcheck, racecheck, synccheck; build,
+  //! one row per batch of submissions built together, their ids separated by spaces; or setup,
+  //! the grader's grading build configured and its harness and references built) for
   //! `chapter` of `submission` on `gpu` (-1: none); asked for at `asked`, started at `started`,
   //! ended now.
   void add(const std::string& submission, const std::string& chapter, const std::string& what, int gpu,
            Clock::time_point asked, Clock::time_point started);
 
+  //! When the run began: the rows' zero.
+  Clock::time_point start() const { return start_; }
   //! Writes the rows as CSV (seconds from the run's start); "" or why it could not.
   std::string write(const std::string& path) const;
 

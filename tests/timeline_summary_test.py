@@ -21,7 +21,7 @@ def write_timeline(path, rows):
 
 with tempfile.TemporaryDirectory() as work:
     timeline = write_timeline(os.path.join(work, "timeline.csv"), [
-        "alice,00_naive,tests,0,0,0,4", "alice,00_naive,memcheck,0,4,5,7", "alice,00_naive,alone,0,3,3.5,4",
+        "(grader),,setup,-1,0,0,1.5", "alice,00_naive,tests,0,0,0,4", "alice,00_naive,memcheck,0,4,5,7", "alice,00_naive,alone,0,3,3.5,4",
         "bob,00_naive,tests,0,2,2,6", "bob,00_naive,memcheck,0,6,6,8", "bob,00_naive,alone,0,5,5,5.5",
         "carol,00_naive,tests,0,6,6,9", "carol,00_naive,memcheck,0,9,9,10", "carol,00_naive,alone,0,8,8,8.5"])
     for sid, (ready, sanitizer, bandwidth) in {"alice": (100, 300, 40), "bob": (200, 500, 60)}.items():
@@ -38,7 +38,9 @@ with tempfile.TemporaryDirectory() as work:
                           os.path.join(work, "grades")], capture_output=True, text=True)
     text = out.stdout
     expected = [
-        "9 processes and builds over 10 s of wall time",
+        "10 processes and builds over 10 s of wall time",
+        "the grader's set-up (its grading build configured, the harness and the references built): 1.5 s, once for "
+        "the class",
         "3 of 3 submissions done (3 kinds of process each)",
         "the submissions began 3.0 s apart (median 3.0 s, 2.0 to 4.0 s)",
         "a submission's processes held a test slot 5.8 s in all (mean of the done); over the 3 that ran at most at "
