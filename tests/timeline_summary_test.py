@@ -39,6 +39,7 @@ with tempfile.TemporaryDirectory() as work:
     text = out.stdout
     expected = [
         "10 processes and builds over 10 s of wall time",
+        "a timed run waited for the GPU alone or held it 2 s of those 10 s (20%)",
         "the grader's set-up (its grading build configured, the harness and the references built): 1.5 s, once for "
         "the class",
         "3 of 3 submissions done (3 kinds of process each)",
