@@ -60,8 +60,9 @@ Outcome run_calls(const std::vector<Call>& calls);
 enum class Order { on_gpu, host_first };
 Outcome run_calls_after_stream(const std::vector<Call>& calls, Order order = Order::on_gpu);
 //! The same for a batch of several tests' calls (run_batch, trial.hpp), which breaks nothing: a
-//! subject that breaks in it is started again (restart_subject), and the tests run their calls
-//! alone. Nor does a want of memory in it mark the running test starved.
+//! subject that breaks in it is started again (restart_after_batch), and the tests run their calls
+//! alone. Nor does a want of memory in it mark the running test starved. Without an error, it has a
+//! result for every call.
 Outcome run_batch_after_stream(const std::vector<Call>& calls);
 //! Whether tests may take their calls' results from a batch: the chapter's code runs in a process
 //! of its own, not under a tool, and the user did not ask for one test at a time

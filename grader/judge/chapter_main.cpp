@@ -487,7 +487,10 @@ Outcome run_calls_after_stream(const std::vector<Call>& calls, Order order) {
 
 Outcome run_batch_after_stream(const std::vector<Call>& calls) {
   const Ready ready = order_after_stream(Order::on_gpu);
-  return subject().run(calls, ready);
+  Outcome o = subject().run(calls, ready);
+  if (o.error.empty() && o.results.size() != calls.size())
+    o.error = fmt::format("the chapter's process answered {} calls of {}", o.results.size(), calls.size());
+  return o;
 }
 
 bool batches_allowed() {
