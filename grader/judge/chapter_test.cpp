@@ -348,35 +348,21 @@ constexpr int kRepeatedRuns = 10;
 
 namespace {
 
-//! Repeatable's calls in one batch (run_batch), on one workspace as a trial's calls are, each with
-//! an output of its own: true when every one passed every check the test makes; otherwise the
-//! test makes its calls one at a time, as without the batch, and its failure reads as it did.
+//! Repeatable's calls in one batch (batch_on_one_workspace): true when every one passed every check
+//! the test makes; otherwise the test makes its calls one at a time.
 bool repeatable_in_batch(const RandomCase& rc) {
-  if (!batches_allowed()) return false;
-  const std::size_t n = rc.input.size();
-  try {
-    std::vector<std::unique_ptr<Trial>> trials;
-    std::vector<BatchCall> calls;
-    for (int run = 1; run <= kRepeatedRuns; ++run) {
-      trials.push_back(std::make_unique<Trial>(n));
-      calls.push_back({trials.back().get(), &rc.input, trials.front().get()});
-    }
-    const BatchResult b = run_batch(calls);
-    if (!batch_ran(b, "repeated")) return false;
-    const TrialResult& first = b.results.front();
-    if (!first.problems.empty() || !random_sum_problem(rc, first).empty()) return false;
-    for (const TrialResult& again : b.results) {
-      if (!again.problems.empty()) return false;
-      const bool same = spec().deterministic
-                            ? again.partials == first.partials && bits_of(again.total) == bits_of(first.total)
-                            : random_sum_problem(rc, again).empty();  // atomics: any order
-      if (!same) return false;
-    }
-    return true;
-  } catch (const std::exception& e) {
-    fmt::print("[batch] not made ({}); the test's calls run one at a time\n", e.what());
-    return false;
+  const auto results = batch_on_one_workspace(rc.input, std::vector<std::optional<Launch>>(kRepeatedRuns), "repeated");
+  if (!results) return false;
+  const TrialResult& first = results->front();
+  if (!first.problems.empty() || !random_sum_problem(rc, first).empty()) return false;
+  for (const TrialResult& again : *results) {
+    if (!again.problems.empty()) return false;
+    const bool same = spec().deterministic
+                          ? again.partials == first.partials && bits_of(again.total) == bits_of(first.total)
+                          : random_sum_problem(rc, again).empty();  // atomics: any order
+    if (!same) return false;
   }
+  return true;
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -64,28 +63,14 @@ bool same_sum(float got, float expected) {
   return std::isnan(expected) ? std::isnan(got) : bits_of(got) == bits_of(expected);
 }
 
-//! The calls of one input with every launch in one batch (run_batch), on one workspace as a
-//! trial's calls are, each with an output of its own: true when every one passed every check the
-//! test makes; otherwise the test makes its calls one at a time, as without the batch, and its
-//! failure reads as it did.
+//! The calls of one input with every launch in one batch (batch_on_one_workspace): true when every
+//! one passed every check the test makes; otherwise the test makes its calls one at a time.
 bool correctly_rounded_in_batch(const GuardedInput& input, const std::vector<Launch>& launches, float expected) {
-  if (!batches_allowed()) return false;
-  try {
-    std::vector<std::unique_ptr<Trial>> trials;
-    std::vector<BatchCall> calls;
-    for (const Launch l : launches) {
-      trials.push_back(std::make_unique<Trial>(input.size()));
-      calls.push_back({trials.back().get(), &input, trials.front().get(), l});
-    }
-    const BatchResult b = run_batch(calls);
-    if (!batch_ran(b, "grids'")) return false;
-    for (const TrialResult& c : b.results)
-      if (!c.problems.empty() || !same_sum(c.total, expected)) return false;
-    return true;
-  } catch (const std::exception& e) {
-    fmt::print("[batch] not made ({}); the test's calls run one at a time\n", e.what());
-    return false;
-  }
+  const auto results = batch_on_one_workspace(input, {launches.begin(), launches.end()}, "grids'");
+  if (!results) return false;
+  for (const TrialResult& c : *results)
+    if (!c.problems.empty() || !same_sum(c.total, expected)) return false;
+  return true;
 }
 
 //! Sums `host` with every launch in kLaunches (twice with the chapter's own grid) and expects

@@ -216,6 +216,26 @@ bool batch_ran(const BatchResult& r, const std::string& which) {
   return false;
 }
 
+std::optional<std::vector<TrialResult>> batch_on_one_workspace(const GuardedInput& input,
+                                                               const std::vector<std::optional<Launch>>& launches,
+                                                               const std::string& which) {
+  if (!batches_allowed()) return std::nullopt;
+  try {
+    std::vector<std::unique_ptr<Trial>> trials;
+    std::vector<BatchCall> calls;
+    for (const std::optional<Launch>& launch : launches) {
+      trials.push_back(std::make_unique<Trial>(input.size()));
+      calls.push_back({trials.back().get(), &input, trials.front().get(), launch});
+    }
+    BatchResult b = run_batch(calls);
+    if (!batch_ran(b, which)) return std::nullopt;
+    return std::move(b.results);
+  } catch (const std::exception& e) {
+    fmt::print("[batch] not made ({}); the test's calls run one at a time\n", e.what());
+    return std::nullopt;
+  }
+}
+
 std::pair<TrialResult, TrialResult> run_together(Trial& a, const GuardedInput& input_a, std::optional<Launch> launch_a,
                                                  Trial& b, const GuardedInput& input_b,
                                                  std::optional<Launch> launch_b) {

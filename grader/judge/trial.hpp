@@ -108,6 +108,14 @@ BatchResult run_batch(const std::vector<BatchCall>& calls);
 //! Whether a batch's calls all ran; if not, it says so in the log, and where the batch broke the
 //! chapter's process, a new one takes its place (restart_after_batch). `which` names the batch.
 bool batch_ran(const BatchResult& r, const std::string& which);
+//! A call on `input` for each of `launches` in one batch (run_batch), on one workspace as one
+//! trial's calls are, each with an output of its own (a launch given: the tuned launcher with that
+//! grid): their results, where batches_allowed() and the batch ran. Otherwise none, the log saying
+//! why: the test then makes its calls one at a time, as without the batch, and a failure reads as
+//! it always did.
+std::optional<std::vector<TrialResult>> batch_on_one_workspace(const GuardedInput& input,
+                                                               const std::vector<std::optional<Launch>>& launches,
+                                                               const std::string& which);
 
 //! Two trials' calls handed over together, on streams 0 and 1 (so they may run at the same time),
 //! each checked: what a chapter's two concurrent calls did.
