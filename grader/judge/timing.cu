@@ -175,17 +175,18 @@ Ceiling streaming_read_ceiling(const std::vector<const float*>& inputs, std::siz
   int best_blocks = screen ? kCeilingBlocksPerSm[0] : given.blocks_per_sm;
   int best_loads = screen ? kCeilingLoads[0] : given.loads;
   double best_screen = 0;
-  for (int blocks_per_sm : kCeilingBlocksPerSm) {
-    for (int loads : kCeilingLoads) {
-      if (!screen) continue;
-      batch(blocks_per_sm, loads);  // warm-up
-      double fastest = 1e30;
-      for (int r = 0; r < kScreenRounds; ++r) fastest = std::min(fastest, batch(blocks_per_sm, loads));
-      best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, batch_bytes / fastest / 1e9);
-      if (batch_bytes / fastest > best_screen) {
-        best_screen = batch_bytes / fastest;
-        best_blocks = blocks_per_sm;
-        best_loads = loads;
+  if (screen) {
+    for (int blocks_per_sm : kCeilingBlocksPerSm) {
+      for (int loads : kCeilingLoads) {
+        batch(blocks_per_sm, loads);  // warm-up
+        double fastest = 1e30;
+        for (int r = 0; r < kScreenRounds; ++r) fastest = std::min(fastest, batch(blocks_per_sm, loads));
+        best.fastest_batch_gbps = std::max(best.fastest_batch_gbps, batch_bytes / fastest / 1e9);
+        if (batch_bytes / fastest > best_screen) {
+          best_screen = batch_bytes / fastest;
+          best_blocks = blocks_per_sm;
+          best_loads = loads;
+        }
       }
     }
   }
