@@ -1,4 +1,4 @@
-// Chapter 01 (V1): keeping whole warps busy to remove warp divergence.
+// Chapter 01 (V1): putting the busy threads in whole warps.
 // Differs from V0: thread tid works on slot index = 2*s*tid, so the busy threads are contiguous.
 // Write reduce_no_divergence: same load and same pairs as V0, but at each level the thread with
 // index = 2*s*tid < blockDim.x adds smem[index + s] into smem[index]. The launcher is complete.

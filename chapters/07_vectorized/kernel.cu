@@ -7,6 +7,7 @@
 #include "workbook/chapter.cuh"
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime.h>
 

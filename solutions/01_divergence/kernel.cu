@@ -1,6 +1,7 @@
 // Chapter 01 (V1): removing warp divergence.
 // Differs from V0: thread tid works on slot index = 2*s*tid, so the busy threads are the
-// lowest-numbered ones and whole warps either work or skip the level together.
+// lowest-numbered ones: whole warps work or rest together while s <= 4, and warp 0 runs partly
+// idle after that (the if is predicated, so no warp skips the level's instructions).
 // The new cost: at level s the active threads touch slots 2*s apart, so several lanes of a warp
 // hit the same shared-memory bank (bank = word index % 32) and their accesses serialize.
 #include "workbook/chapter.cuh"

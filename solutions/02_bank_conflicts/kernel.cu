@@ -2,7 +2,8 @@
 // Differs from V1: the stride starts at blockDim.x / 2 and halves, and thread tid adds slot
 // tid + s into slot tid. Consecutive lanes touch consecutive words, one bank each, so a warp's
 // shared-memory access is a single conflict-free transaction, and the busy threads stay the
-// lowest-numbered ones, so warps still do not diverge.
+// lowest-numbered ones: warps are uniform while s >= 32, and the last five levels run in a partly
+// idle warp 0 (chapter 04).
 #include "workbook/chapter.cuh"
 
 #include <cstddef>
