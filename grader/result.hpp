@@ -48,10 +48,11 @@ struct ChapterResult {
   bool sandboxed = false;
   //! What its process printed, and how much of that the log kept (a test process's log is capped).
   std::size_t output_bytes = 0, output_kept = 0;
-  //! A test failed for want of device memory another process held (the judge says so), or ran out
-  //! of time while other test processes shared the GPU (crowded); the chapter is then tested again
-  //! alone on the GPU (tested_alone), and graded by that run.
-  bool starved = false, crowded = false, tested_alone = false;
+  //! A test failed for want of device memory another process held (the judge says so), ran out
+  //! of time while other test processes shared the GPU (crowded), or the judge's own CUDA context
+  //! broke (judge_broke: the chapter's code runs in a process of its own and cannot reach it); the
+  //! chapter is then tested again alone on the GPU (tested_alone), and graded by that run.
+  bool starved = false, crowded = false, judge_broke = false, tested_alone = false;
   bool correct() const { return tests_total > 0 && tests_passed == tests_total; }
   //! A chapter skipped for a feature the GPU lacks counts for nothing, either way.
   int max_points() const {

@@ -28,10 +28,16 @@ const TestRecord* TestRun::find(const std::string& name) const {
 }
 
 bool TestRun::starved() const {
+  if (start_starved) return true;
   for (const TestRecord& t : tests) {
     if (t.starved) return true;
   }
   return std::any_of(sanitized.begin(), sanitized.end(), [](const TestRun& s) { return s.starved(); });
+}
+
+bool TestRun::judge_broken() const {
+  return judge_broke ||
+         std::any_of(sanitized.begin(), sanitized.end(), [](const TestRun& s) { return s.judge_broken(); });
 }
 
 namespace {
@@ -55,6 +61,7 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
       case Event::begin:
         run.began = true;
         run.problem = visible_line(record.value("problem", ""), 2048);
+        run.start_starved = record.value("starved", false);
         run.where = visible_line(record.value("where", ""), 2048);
         if (record.contains("sandbox") && record["sandbox"].is_object()) {
           run.sandboxed = record["sandbox"].get<workbook::sandbox::SandboxReport>().contained();
@@ -75,6 +82,7 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
       }
       case Event::context_lost:
         run.context_lost = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024);
+        run.judge_broke = record.value("judge", false);
         break;
       case Event::hang: run.hang = name() + ": " + visible_line(record.at("error").get<std::string>(), 1024); break;
       case Event::alone: run.asked_alone = true; break;
@@ -89,7 +97,10 @@ std::optional<workbook::channel::Event> take_line(TestRun& whole, std::string_vi
         for (const auto& line : record.value("findings", nlohmann::json::array())) {
           if (run.findings.size() < 400) run.findings.push_back(visible_line(line.get<std::string>(), 2048));
         }
-        if (event == Event::sanitized) run.problem = visible_line(record.value("problem", ""), 2048);
+        if (event == Event::sanitized) {
+          run.problem = visible_line(record.value("problem", ""), 2048);
+          run.start_starved = record.value("starved", false);
+        }
         break;
       case Event::sanitize: {
         TestRun tool_run;

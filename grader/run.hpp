@@ -26,12 +26,14 @@ struct TestRecord {
 struct TestRun {
   ProcessResult process;
   bool began = false;
-  std::string started;  // the last test that started
-  std::string problem;  // what the process found wrong before any test (registration)
+  std::string started;         // the last test that started
+  std::string problem;         // what the process found wrong before any test (registration)
+  bool start_starved = false;  // the chapter's process could not start for want of device memory
   std::vector<TestRecord> tests;
   bool ended = false;
   bool asked_alone = false;  // it asked for the GPU alone (Event::alone)
   std::string context_lost;  // "<test>: <error>" when a kernel broke the CUDA context
+  bool judge_broke = false;  // that context was the judge's own, not the chapter's process's
   std::string hang;          // "<test>: <error>" when a call never finished
   std::string where;         // where the chapter's code ran, with the sandbox's summary
   bool sandboxed = false;    // the sandbox contained it (sandbox/sandbox.hpp, contained())
@@ -40,7 +42,8 @@ struct TestRun {
   std::optional<std::uint64_t> gpu_bytes;         // the most GPU memory the chapter's processes held (NVML)
   //! Under compute-sanitizer: the tool's own lines, from a descriptor the chapter's code never holds.
   std::vector<std::string> findings;
-  bool starved() const;  // a test of it, or of a tool's run, failed as starved
+  bool starved() const;       // a test of it, or of a tool's run, failed as starved (or could not start)
+  bool judge_broken() const;  // the judge's own context broke in it, or in a tool's run
   int unreadable_lines = 0;
   //! The same judge's runs of the sanitized tests under each tool (Event::sanitize), in order: each
   //! its tests and how it ended (`problem`: why its chapter's process could not start). How the

@@ -125,10 +125,14 @@ bool ran_to_the_end(const TestRun& t, const std::vector<std::string>& expected, 
   }
   if (!t.context_lost.empty()) {
     r.status = Status::crashed;
-    r.detail = fmt::format(
-        "in test {}; no later test could run (typically an out-of-bounds or misaligned "
-        "access broke the CUDA context)",
-        t.context_lost);
+    r.detail = t.judge_broke ? fmt::format(
+                                   "in test {}: the judge's own CUDA context broke, not the chapter's process (its "
+                                   "code runs in a process of its own); no later test could run",
+                                   t.context_lost)
+                             : fmt::format(
+                                   "in test {}; no later test could run (typically an out-of-bounds or misaligned "
+                                   "access broke the CUDA context)",
+                                   t.context_lost);
     return false;
   }
   if (t.process.signal) {
@@ -167,6 +171,7 @@ void tally(const TestRun& t, ChapterResult& r) {
     r.sandboxed = t.sandboxed;
   }
   r.starved = r.starved || t.starved();
+  r.judge_broke = r.judge_broke || t.judge_broken();
   r.output_bytes = std::max(r.output_bytes, t.output_bytes);
   r.output_kept = std::max(r.output_kept, t.output_kept);
   for (const TestRecord& rec : t.tests) {
@@ -316,18 +321,25 @@ bool GpuTester::measure_references(const std::string& log_dir) {
 }
 
 bool test_again_alone(const ChapterResult& r) {
-  return (r.starved || r.crowded) && !(r.status.is_pending() && r.correct()) && r.status.code() != Status::interrupted;
+  return (r.starved || r.crowded || r.judge_broke) && !(r.status.is_pending() && r.correct()) &&
+         r.status.code() != Status::interrupted;
 }
 
-std::string retest_note(bool first_starved, const ChapterResult& again) {
+std::string retest_note(const ChapterResult& first, const ChapterResult& again) {
   // Starved again with the GPU to itself, the chapter asks for more device memory than the GPU has.
   if (again.starved) {
     return "(tested again with the GPU alone, and still out of GPU memory: the chapter asks for more than the GPU "
            "has, e.g. a huge stack frame or __device__ array)";
   }
-  if (first_starved) {
+  if (first.starved) {
     return "(tested again with the GPU alone: the first time, another process held the device memory its tests "
            "needed)";
+  }
+  if (first.judge_broke) {
+    return again.judge_broke ? "(the judge's own CUDA context broke beside other test processes, and again with the "
+                               "GPU alone: a fault of the grader's machine, not of this code; ask for a regrade)"
+                             : "(tested again with the GPU alone: the first time, the judge's own CUDA context broke "
+                               "beside other test processes)";
   }
   return again.status.code() == Status::timed_out
              ? "(out of time beside other test processes, and again with the GPU alone)"
@@ -377,7 +389,8 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
   run_all(r, false);
   // A test that could not have the device memory it needed, which another process held, is no fault
   // of this chapter; nor is a slow but finite kernel's running out of time while other processes
-  // (a neighbour's hang among them) had their turns on the GPU. Either way the chapter is tested
+  // (a neighbour's hang among them) had their turns on the GPU; nor a break of the judge's own CUDA
+  // context, which the chapter's process cannot reach. Either way the chapter is tested
   // again, every process of it alone on the GPU, and graded by that: a kernel that never ends costs
   // its limit once more, alone, which is the price of not failing a correct one.
   if (test_again_alone(r)) {
@@ -390,9 +403,9 @@ void GpuTester::test_chapter(const std::string& submission, const std::string& r
     keep_first_run_logs(log_dir, r.spec->slug);
     run_all(again, true);
     again.tested_alone = true;
-    const bool first_starved = r.starved;
+    const std::string note = retest_note(r, again);
     r = std::move(again);
-    r.detail += std::string(r.detail.empty() ? "" : " ") + retest_note(first_starved, r);
+    r.detail += std::string(r.detail.empty() ? "" : " ") + note;
   }
   if (r.status.is_pending()) score(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

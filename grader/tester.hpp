@@ -26,10 +26,11 @@ std::vector<std::string> tests_to_report(const std::vector<std::string>& shared,
                                          bool granted_alone, const TestRun& so_far);
 
 //! Whether a chapter's first run is no verdict, and it is tested again with the GPU alone: a test
-//! starved of device memory another process held, or out of time while others shared the GPU.
+//! starved of device memory another process held, out of time while others shared the GPU, or the
+//! judge's own CUDA context broken (never the chapter's code, which runs in a process of its own).
 bool test_again_alone(const ChapterResult& r);
-//! What the report adds to the detail of a chapter tested again alone (`again`).
-std::string retest_note(bool first_starved, const ChapterResult& again);
+//! What the report adds to the detail of a chapter tested again alone (`again`) after `first`.
+std::string retest_note(const ChapterResult& first, const ChapterResult& again);
 
 class GpuTester {
  public:

@@ -773,12 +773,14 @@ TEST(Processes, AChapterOutOfTimeBesideOthersIsTestedAgainAlone) {
   EXPECT_TRUE(test_again_alone(r)) << "out of time beside others: no verdict yet";
   r.status = Status(Status::interrupted);
   EXPECT_FALSE(test_again_alone(r)) << "an interrupted grading ends";
-  ChapterResult again;
+  ChapterResult first, again;
+  first.crowded = true;
   again.status = Status(Status::timed_out);
-  EXPECT_NE(retest_note(false, again).find("again with the GPU alone"), std::string::npos);
+  EXPECT_NE(retest_note(first, again).find("again with the GPU alone"), std::string::npos);
   again.status = Status();
-  EXPECT_NE(retest_note(false, again).find("ran out of time beside other test processes"), std::string::npos);
-  EXPECT_NE(retest_note(true, again).find("device memory"), std::string::npos);
+  EXPECT_NE(retest_note(first, again).find("ran out of time beside other test processes"), std::string::npos);
+  first.starved = true;
+  EXPECT_NE(retest_note(first, again).find("device memory"), std::string::npos);
 }
 
 // A fake judge's script: each line sends one event on the result channel, as a judge does; a
@@ -937,6 +939,43 @@ TEST(Processes, StarvedFindingsAndMemoryComeFromTheChannel) {
   std::getline(std::ifstream(scratch("judge_tmpdir.txt")), tmpdir);
   EXPECT_NE(tmpdir.find("workbook-judge-"), std::string::npos) << tmpdir;
   EXPECT_FALSE(fs::exists(tmpdir)) << "the judge's temporary folder is removed when it ends";
+}
+
+// Two failures that are not the chapter's: its process could not start for want of device memory
+// (other processes held it), and the judge's own CUDA context broke (the chapter's code runs apart
+// and cannot reach it). The judge says which on the channel; the chapter is then tested again alone.
+TEST(Processes, AStarvedStartAndABrokenJudgeAreTestedAgainAlone) {
+  using workbook::channel::Event;
+  const fs::path script = scratch("not_the_chapter.sh");
+  std::ofstream(script) << send_event(
+      {{"event", Event::begin}, {"problem", "the runner cannot use the GPU: out of memory"}, {"starved", true}});
+  const TestRun start = run_tests({"sh", script.string()}, scratch("not_the_chapter.log").string(), 10, {}, 0);
+  EXPECT_TRUE(start.start_starved);
+  EXPECT_TRUE(start.starved()) << "a process that could not start for want of memory is starved";
+  ChapterResult r;
+  r.starved = start.starved();  // as the tester tallies a run
+  r.status = Status(Status::failed);
+  EXPECT_TRUE(test_again_alone(r));
+
+  const fs::path broke = scratch("judge_broke.sh");
+  std::ofstream(broke) << send_event({{"event", Event::begin}, {"problem", ""}})
+                       << send_event({{"event", Event::context_lost},
+                                      {"name", "HugeInput.MoreThan2To31Elements"},
+                                      {"error", "unspecified launch failure"},
+                                      {"judge", true}});
+  const TestRun run = run_tests({"sh", broke.string()}, scratch("judge_broke.log").string(), 10, {}, 0);
+  EXPECT_TRUE(run.judge_broken());
+  EXPECT_FALSE(run.starved());
+  ChapterResult first;
+  first.judge_broke = run.judge_broken();
+  first.status = Status(Status::crashed);
+  EXPECT_TRUE(test_again_alone(first)) << "the judge's own context is no verdict on the chapter";
+  ChapterResult again;
+  again.status = Status(Status::passed);
+  EXPECT_NE(retest_note(first, again).find("the judge's own CUDA context broke"), std::string::npos);
+  again.judge_broke = true;
+  again.status = Status(Status::crashed);
+  EXPECT_NE(retest_note(first, again).find("not of this code"), std::string::npos);
 }
 
 TEST(Processes, AnInterruptEndsTheChildAndIsRemembered) {

@@ -18,10 +18,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CeilingShape, blocks_per_sm, loads)
 namespace workbook::channel {
 
 enum class Event {
-  begin,         // the judge started: chapter, subject, seed, problem ("" or why nothing can run), where
+  begin,         // the judge started: chapter, subject, seed, problem ("" or why nothing can run),
+                 // starved (the chapter's process could not start for want of device memory), where
   start,         // a test started: name
   test,          // a test ended: name, result, failures, ms, and a Bandwidth test's bandwidth
-  context_lost,  // a kernel broke the CUDA context: name, error; the judge ends
+  context_lost,  // a kernel broke the CUDA context: name, error, judge (the judge's own context broke,
+                 // not the chapter's process, whose code runs apart); the judge ends
   hang,          // a call never finished: name, seconds; the judge ends
   end,           // every test ran: ran, runner_exit, output_bytes, output_kept, gpu_bytes (the most GPU
                  // memory its processes held, NVML), and findings under a tool (--wrap)
@@ -32,9 +34,9 @@ enum class Event {
   between,       // between two tests (with --yield-between-tests): the judge waits for a grant before
                  // the next, so that a timed test waiting for the GPU alone waits for one test of
                  // each other process, not for all their tests
-  sanitized,     // that run ended: tool, problem ("" or why it could not start), ran, runner_exit,
-                 // output_bytes, output_kept, findings (the tool's own lines, kSanitizerLogFd); its
-                 // tests' events came between the two
+  sanitized,  // that run ended: tool, problem ("" or why it could not start), starved (as begin's), ran, runner_exit,
+              // output_bytes, output_kept, findings (the tool's own lines, kSanitizerLogFd); its
+              // tests' events came between the two
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::start, "start"},

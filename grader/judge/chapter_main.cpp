@@ -47,6 +47,7 @@ const ChapterSpec* g_spec = nullptr;
 cudaStream_t g_stream = nullptr;
 std::string g_broken;  // why the subject can run no more calls (set by run_calls)
 bool g_hung = false;
+bool g_broken_here = false;                     // g_broken is this process's own context, the chapter's code not in it
 std::optional<channel::Bandwidth> g_bandwidth;  // what the running Bandwidth test measured
 bool g_yield_between_tests = false;             // --yield-between-tests
 CeilingShape g_ceiling_shape;                   // --ceiling-shape: the reference's, where the grader knows it
@@ -169,16 +170,19 @@ class Reporter : public ::testing::EmptyTestEventListener {
     // The judge's own context (and, linked in, the chapter's): a sticky error ends it.
     if (g_broken.empty()) {
       const cudaError_t err = cudaDeviceSynchronize();
-      if (err != cudaSuccess && is_sticky(err))
+      if (err != cudaSuccess && is_sticky(err)) {
         g_broken = error_text(err);
-      else
+        g_broken_here = dynamic_cast<const RemoteSubject*>(g_implementation.get()) != nullptr;
+      } else {
         cudaGetLastError();  // a non-sticky error must not leak into the next test
+      }
     }
     if (g_broken.empty()) return;
     if (g_hung) {
       results().send({{"event", Event::hang}, {"name", full_name(info)}, {"error", g_broken}});
     } else {
-      results().send({{"event", Event::context_lost}, {"name", full_name(info)}, {"error", g_broken}});
+      results().send(
+          {{"event", Event::context_lost}, {"name", full_name(info)}, {"error", g_broken}, {"judge", g_broken_here}});
     }
     std::fflush(stdout);
     std::fprintf(stderr, "\n%s in %s: %s.\nNo further test can run%s.\n", g_hung ? "HANG" : "CONTEXT LOST",
@@ -652,6 +656,7 @@ int main(int argc, char** argv) {
     return kNoDeviceExit;
   }
   nlohmann::json sandbox = nullptr;
+  const int out_of_memory_before_start = out_of_memory_count();
   if (problem.empty()) {
     // This process makes its CUDA context in a thread while the chapter's process starts (its
     // sandbox, its own context): the two were made one after the other, most of a chapter's 2 s
@@ -718,6 +723,9 @@ int main(int argc, char** argv) {
                   {"subject", g_subject},
                   {"seed", g_seed},
                   {"problem", problem},
+                  // The chapter's process could not start for want of device memory: other processes
+                  // may hold it, and the grader tests the chapter again with the GPU alone.
+                  {"starved", !problem.empty() && out_of_memory_count() > out_of_memory_before_start},
                   {"where", where},
                   {"sandbox", sandbox}});
   if (!problem.empty()) {
@@ -809,6 +817,7 @@ int main(int argc, char** argv) {
     const auto started_tool = std::chrono::steady_clock::now();
     const RunnerOptions options = tool_options(*args, tool);
     nlohmann::json done = {{"event", Event::sanitized}, {"tool", tool}, {"problem", ""}};
+    const int out_of_memory_before = out_of_memory_count();
     try {
       std::unique_ptr<RemoteSubject> remote = std::move(g_tool_runners[i]);
       if (!remote) throw std::runtime_error(g_tool_problems[i]);
@@ -817,6 +826,7 @@ int main(int argc, char** argv) {
       g_implementation = std::move(remote);
     } catch (const std::exception& e) {
       done["problem"] = e.what();
+      if (out_of_memory_count() > out_of_memory_before) done["starved"] = true;  // as the begin event says
     }
     fmt::print("[timing] under {} {}: ready to test after {:.0f} ms more\n", args->sanitizer, tool,
                ms_since(started_tool));

@@ -391,6 +391,7 @@ void RemoteSubject::await_ready() {
   unused_ = false;
   settled(true);
   if (!hello_why_.empty()) throw std::runtime_error("the runner did not start: " + hello_why_);
+  if (hello_.out_of_memory) throw_out_of_memory(hello_.error);  // counted: the judge says starved
   if (!hello_.error.empty()) throw std::runtime_error(hello_.error);
   registration_ = hello_.registration;
   // Under a tool the calls keep the host's wait: a tool's run has three small tests, and what a

@@ -113,7 +113,8 @@ class RemoteSubject : public Subject {
   //! a runner it began is still starting.
   bool settled(bool wait);
   //! Waits for a runner from begin_runner to say it is ready and what registered; throws
-  //! std::runtime_error, saying why, when it does not. Once only; start_runner calls it.
+  //! std::runtime_error, saying why, when it does not (a CudaError counted by out_of_memory_count
+  //! where its context could not be made for want of device memory). Once only; start_runner calls it.
   void await_ready();
   //! Asks the runner to end and waits for it: its exit status as the shell gives it (a tool such
   //! as compute-sanitizer answers for it), or -1 if it had to be killed.

@@ -135,9 +135,10 @@ struct Reply {
   std::string sync_error;           // run: the first error waiting for the streams
   bool context_lost = false;        // run: that error is sticky: no later call can run
   bool gpu_order = false;           // hello: its streams can wait on the GPU for a word (GpuOrder)
+  bool out_of_memory = false;       // hello: its CUDA context could not be made for want of device memory
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, error, registration, bytes, results, sync_error, context_lost,
-                                                gpu_order)
+                                                gpu_order, out_of_memory)
 
 //! One call of the chapter's launcher with its buffers in this process's memory: what a runner
 //! makes of a Call once the buffers are mapped, and what a judge with the chapter linked in runs.

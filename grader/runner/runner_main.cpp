@@ -78,6 +78,9 @@ class Runner {
         reply.registration = registration_;
         if (const cudaError_t err = cudaFree(nullptr); err != cudaSuccess) {
           reply.error = "the runner cannot use the GPU: " + error_text(err);
+          // Other processes may hold the memory (the judge then tests the chapter again alone), or
+          // the chapter's own module asks for more than the GPU has (a huge __device__ array).
+          reply.out_of_memory = err == cudaErrorMemoryAllocation;
         } else {
           for (cudaStream_t& s : streams_) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
           std::string why;
