@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The commands the lessons tell a reader to type name files the build makes.
 
-A lesson shows commands on the default build's files (build/default/grader/judge/reference_09_two_pass,
+A lesson shows commands on the default build's files (build/default/grader/judge/reference_<chapter>,
 the reference's object for cuobjdump, ...). This fails when such a path is neither in the build tree
 nor a file the build can make on request (an output in build.ninja: test_<chapter>, which the lesson
 builds first), and when a command gives a learner's test program (test_<chapter>) the reference's
