@@ -34,9 +34,9 @@ enum class Event {
   between,       // between two tests (with --yield-between-tests): the judge waits for a grant before
                  // the next, so that a timed test waiting for the GPU alone waits for one test of
                  // each other process, not for all their tests
-  sanitized,  // that run ended: tool, problem ("" or why it could not start), starved (as begin's), ran, runner_exit,
-              // output_bytes, output_kept, findings (the tool's own lines, kSanitizerLogFd); its
-              // tests' events came between the two
+  sanitized,     // that run ended: tool, problem ("" or why it could not start), starved (as begin's),
+                 // ran, runner_exit, output_bytes, output_kept, findings (the tool's own lines,
+                 // kSanitizerLogFd); its tests' events came between the two
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(Event, {{Event::begin, "begin"},
                                      {Event::start, "start"},
