@@ -233,6 +233,11 @@ int run_grader(int argc, char** argv) {
                  "the longest a timed run waits, in seconds, for its batch to fill while other tests run")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 600.0));
+  app.add_option("--chapter-hardware-queues", opt.chapter_hardware_queues,
+                 "hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) of a chapter's process in its tests, unless that "
+                 "variable is set (0: the driver's default; the runs under compute-sanitizer and the judges get one)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 32));
   app.add_flag("--drain-whole-parts{false}", opt.drain_between_tests,
                "a timed test waits for every other test process on its GPU to finish its part (the tests, or a "
                "sanitizer tool's run) instead of its current test (the default: judges wait between tests while a "

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/names.hpp"
 #include "timing_gate.hpp"
 
 namespace grader {
@@ -37,6 +38,8 @@ struct Options {
   bool separate_judges = false;               // a judge for each part of a chapter, not one for all (tester.hpp)
   bool drain_between_tests = true;            // a timed test waits for one test of each other judge, not all
                                               // their tests (--drain-whole-parts turns it off)
+  // The hardware queues of a chapter's process in its tests (0: the driver's default).
+  int chapter_hardware_queues = workbook::names::kChapterHardwareQueues;
   std::uint64_t seed = 0;
   bool seed_given = false;
   double build_timeout_s = 900;

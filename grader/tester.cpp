@@ -282,7 +282,8 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
       "--sandbox=" + session_.sandbox_helper(),
       fmt::format("--call-timeout={:.0f}",
                   wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
-      fmt::format("--cpu-seconds={}", 4 * session_.limit(spec))};
+      fmt::format("--cpu-seconds={}", 4 * session_.limit(spec)),
+      fmt::format("{}={}", names::kHardwareQueuesFlag, session_.options().chapter_hardware_queues)};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   // The learner's ceiling is measured with the shape its reference's was, without a screen of its own.
   const auto reference = reference_.find(spec.slug);

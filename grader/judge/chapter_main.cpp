@@ -230,6 +230,7 @@ struct Arguments {
 
 std::optional<Arguments> parse(int argc, char** argv) {
   Arguments a;
+  a.runner.hardware_queues = names::kChapterHardwareQueues;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::optional<std::string> {
@@ -267,6 +268,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
       a.runner.call_timeout_s = std::atof(v->c_str());
     else if (auto v = value("--cpu-seconds"))
       a.runner.cpu_seconds = std::atof(v->c_str());
+    else if (auto v = value(names::kHardwareQueuesFlag))
+      a.runner.hardware_queues = std::atoi(v->c_str());
     else if (auto v = value(names::kCeilingShapeFlag)) {
       try {
         a.ceiling_shape = nlohmann::json::parse(*v).get<CeilingShape>();
@@ -279,6 +282,7 @@ std::optional<Arguments> parse(int argc, char** argv) {
                  "unknown argument {} (expected --chapter=<slug>, --subject=learner|reference, "
                  "--runner=<runner> [--sandbox=<workbook-sandbox>] [--scratch=<folder>] [--read=<folder>]... "
                  "[--wrap=<tool argument>]... [--interactive] [--call-timeout=<s>] [--cpu-seconds=<s>] "
+                 "[--hardware-queues=<n>] "
                  "[--alone-tests=<gtest filter>] [--yield-between-tests] [--ceiling-shape=<json>] "
                  "[--sanitizer=<compute-sanitizer> "
                  "--sanitized-tests=<gtest filter> "
@@ -343,7 +347,7 @@ RunnerOptions tool_options(const Arguments& args, const std::string& tool) {
   RunnerOptions options = args.runner;
   options.wrapper = channel::sanitizer_wrapper(args.sanitizer, tool, !g_spec->ranks);
   options.call_timeout_s *= channel::kSanitizerTimeFactor;
-  options.one_hardware_queue = true;
+  options.hardware_queues = 1;
   return options;
 }
 

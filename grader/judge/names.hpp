@@ -77,6 +77,16 @@ inline constexpr const char* kOneTestAtATimeVariable = "WORKBOOK_ONE_TEST_AT_A_T
 //! The judge's argument the grader passes a chapter's reference's ceiling shape in, as JSON
 //! (CeilingShape, channel.hpp): --ceiling-shape={"blocks_per_sm":16,"loads":8}.
 inline constexpr const char* kCeilingShapeFlag = "--ceiling-shape";
+//! The judge's argument that sets the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) of the chapter's
+//! process for its tests, unless the user set that variable: --hardware-queues=2; 0 leaves the
+//! driver's default (8).
+inline constexpr const char* kHardwareQueuesFlag = "--hardware-queues";
+//! The chapter's process's hardware queues by default. Two, not the driver's eight: a context with
+//! fewer queues is cheaper to make, and contexts made at once wait for each other (grading.md), while
+//! Streams.TwoConcurrentCalls needs its two streams on two queues, so that a state the two calls share
+//! is raced; the runner makes those two streams one after the other, and the driver gives streams
+//! the queues in turn.
+inline constexpr int kChapterHardwareQueues = 2;
 
 //! Exit codes of a chapter test process (and the benchmark): no CUDA device
 //! (CTest's SKIP_RETURN_CODE in grader/judge/CMakeLists.txt), and a lost CUDA context.

@@ -201,15 +201,15 @@ std::unique_ptr<RemoteSubject> begin_runner(const RunnerOptions& options) {
   // The runner's whole environment: nothing of the judge's (no seed, no paths of the grader's).
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.scratch, "TMPDIR=" + p.scratch,
                                   "LANG=C.UTF-8"};
-  // The driver's settings pass through; the hardware queues as the user set them, else one_hardware_queue.
+  // The driver's settings pass through; the hardware queues as the user set them, else hardware_queues.
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "LD_LIBRARY_PATH",
                            "TERM", "NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"}) {
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   }
   if (const std::optional<std::string>& queues = users_hardware_queues())
     env.push_back(std::string(kHardwareQueues) + "=" + *queues);
-  else if (options.one_hardware_queue)
-    env.push_back(std::string(kHardwareQueues) + "=1");
+  else if (options.hardware_queues > 0)
+    env.push_back(fmt::format("{}={}", kHardwareQueues, options.hardware_queues));
   constexpr int kReportFd = 4;
   std::vector<std::string> argv = program;
   const bool sandboxed = !options.sandbox_helper.empty();

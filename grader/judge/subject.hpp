@@ -76,9 +76,10 @@ struct RunnerOptions {
   cgroup::Limits limits;
   //! The GPU memory its processes may hold beyond the judge's buffers they map (NVML); 0: any.
   std::uint64_t gpu_memory_bytes = 0;
-  //! One hardware queue for its context (CUDA_DEVICE_MAX_CONNECTIONS=1) unless the user set a number:
-  //! for runs whose calls use one stream (the sanitized tests), never for the two-stream test.
-  bool one_hardware_queue = false;
+  //! The hardware queues of its context (CUDA_DEVICE_MAX_CONNECTIONS) unless the user set a number;
+  //! 0: the driver's default. One for runs whose calls use one stream (the sanitized tests), at least
+  //! two for the two-stream test (names::kChapterHardwareQueues).
+  int hardware_queues = 0;
 };
 
 //! Called first in a judge's main, before any CUDA call: its own context gets one hardware queue
