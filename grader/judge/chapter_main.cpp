@@ -57,13 +57,22 @@ bool g_starved = false;                         // the running test lacked memor
 // could not begin, and why in g_tool_problems) and taken out as each is granted.
 std::vector<std::unique_ptr<RemoteSubject>> g_tool_runners;
 std::vector<std::string> g_tool_problems;
+std::chrono::steady_clock::time_point g_started = std::chrono::steady_clock::now();  // the [timing] lines' zero
+bool g_tools_said = false;  // "the runs under the tools ready" written
 
 // Whether every run begun under a tool has made its context or failed to (with `wait`: once it
 // has). Until then this process neither gives its place beside the others to a timed test nor asks
 // for the GPU alone: no process may be starting while a timed test has the GPU.
+// The tests themselves begin once the chapter's own process is ready: its first untimed tests
+// run while the runs under the tools still make their contexts.
 bool tools_settled(bool wait) {
   bool all = true;
   for (const auto& r : g_tool_runners) all = (!r || r->settled(wait)) && all;
+  if (all && !g_tools_said && !g_tool_runners.empty()) {
+    g_tools_said = true;
+    fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_started).count());
+  }
   return all;
 }
 
@@ -576,7 +585,7 @@ std::string unlisted_batched_tests();  // chapter_test.cpp
 }  // namespace workbook::judge
 
 int main(int argc, char** argv) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = workbook::judge::g_started;
   // Where a judge's time goes, in its log: the grader's timeline holds only the whole process.
   const auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -700,8 +709,7 @@ int main(int argc, char** argv) {
                 ? "on the GPU"
                 : fmt::format("by a wait on the host{}",
                               remote->orders_on_gpu() ? fmt::format(" ({}=1)", names::kOrderOnHostVariable) : ""));
-        if (tools_settled(true) && !g_tool_runners.empty())
-          fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n", ms_since(started));
+        tools_settled(false);  // says so here if they are ready already
       } catch (const std::exception& e) {
         remote.reset();  // a chapter's process that did not start is no implementation
         problem = e.what();
