@@ -274,6 +274,8 @@ std::map<std::string, std::string> GpuTester::env(const workbook::ChapterSpec& s
 std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& spec, const std::string& subject,
                                                   const std::string& runner, const std::string& filter,
                                                   const std::vector<std::string>& wrap) const {
+  // A run under a tool gets one hardware queue, as the runs a single judge begins do.
+  const int queues = wrap.empty() ? session_.options().chapter_hardware_queues : 1;
   std::vector<std::string> argv = {
       session_.judge(),
       "--chapter=" + spec.slug,
@@ -283,7 +285,7 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
       fmt::format("--call-timeout={:.0f}",
                   wrap.empty() ? kCallLimit : workbook::channel::kSanitizerTimeFactor * kCallLimit),
       fmt::format("--cpu-seconds={}", 4 * session_.limit(spec)),
-      fmt::format("{}={}", names::kHardwareQueuesFlag, session_.options().chapter_hardware_queues)};
+      fmt::format("{}={}", names::kHardwareQueuesFlag, queues)};
   for (const std::string& w : wrap) argv.push_back("--wrap=" + w);
   // The learner's ceiling is measured with the shape its reference's was, without a screen of its own.
   const auto reference = reference_.find(spec.slug);
