@@ -360,10 +360,11 @@ RunnerOptions tool_options(const Arguments& args, const std::string& tool) {
   return options;
 }
 
-// The runs under the tools begin while the chapter's process starts, and the tests wait for them
-// all: their starts (the tool, the sandbox, a CUDA context each) were 1.3 to 1.6 s each, one after
-// another, after the tests; begun inside the tests they held back the timed tests of others, which
-// may not run while a process starts (grading.md). One that is not granted is ended unused.
+// The runs under the tools begin while the chapter's process starts; the tests begin without
+// waiting for them (tools_settled says what does wait). Their starts (the tool, the sandbox, a CUDA
+// context each) were 1.3 to 1.6 s each, one after another, after the tests; begun inside the tests
+// they held back the timed tests of others, which may not run while a process starts (grading.md).
+// One that is not granted is ended unused.
 void begin_tool_runs(const Arguments& args) {
   g_tool_runners.resize(args.sanitize_tools.size());
   g_tool_problems.resize(args.sanitize_tools.size());
