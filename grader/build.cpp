@@ -30,6 +30,22 @@ std::string Build::cached(const std::string& variable) const {
   return "";
 }
 
+std::vector<std::pair<std::string, std::string>> sandbox_parts_found() {
+  std::vector<std::pair<std::string, std::string>> parts = {
+      {"WORKBOOK_BWRAP", WORKBOOK_OWN_BWRAP},
+      {"WORKBOOK_SECCOMP_INCLUDE_DIR", WORKBOOK_OWN_SECCOMP_INCLUDE_DIR},
+      {"WORKBOOK_SECCOMP_LIBRARY", WORKBOOK_OWN_SECCOMP_LIBRARY}};
+  parts.erase(std::remove_if(parts.begin(), parts.end(), [](const auto& p) { return p.second.empty(); }), parts.end());
+  return parts;
+}
+
+bool Build::caches(const std::vector<std::pair<std::string, std::string>>& values) const {
+  for (const auto& [variable, value] : values) {
+    if (cached(variable) != value) return false;
+  }
+  return true;
+}
+
 bool Build::configure(const std::string& architectures, int slots, const std::string& slots_dir, bool device_debug,
                       std::string* why) {
   std::vector<std::string> cmd = {"cmake",
@@ -51,6 +67,7 @@ bool Build::configure(const std::string& architectures, int slots, const std::st
   if (*WORKBOOK_NCCL_INCLUDE_DIR) {
     cmd.push_back("-DWORKBOOK_NCCL_ROOT=" + fs::path(WORKBOOK_NCCL_INCLUDE_DIR).parent_path().string());
   }
+  for (const auto& [variable, value] : sandbox_parts_found()) cmd.push_back("-D" + variable + "=" + value);
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
   if (r.interrupted) {
     *why = "interrupted";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "process.hpp"
@@ -13,6 +14,12 @@ namespace grader {
 //! the grading slots: grader/judge/CMakeLists.txt) and the sandbox helper (grader/sandbox/).
 inline constexpr const char* kJudgeBinaryDir = "grader/judge";
 inline constexpr const char* kSandboxBinaryDir = "grader/sandbox";
+
+//! The sandbox's parts the grader's own build found (CMake cache variable, value): bubblewrap and
+//! libseccomp, each only where found. A grading build is configured with them, and configured again
+//! where it lacks one (it was configured before the part was installed, and a configured build
+//! never looks again).
+std::vector<std::pair<std::string, std::string>> sandbox_parts_found();
 
 class Build {
  public:
@@ -34,6 +41,9 @@ class Build {
 
   //! A value of the build's CMake cache, "" if unset.
   std::string cached(const std::string& variable) const;
+
+  //! Whether the build's cache holds each of these values (CMake cache variable, value).
+  bool caches(const std::vector<std::pair<std::string, std::string>>& values) const;
 
   std::string log(const std::string& name) const;
   const std::string& dir() const { return build_dir_; }

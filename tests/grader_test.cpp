@@ -224,6 +224,29 @@ TEST(CompileErrors, AsNvccPrintsThem) {
   EXPECT_NE(some.find("and 95 more errors"), std::string::npos);
 }
 
+// A grading build configured before bubblewrap or libseccomp was installed holds "-NOTFOUND" for
+// it, and a configured build never looks again: the grader configures it again when its own build
+// found the part (sandbox_parts_found).
+TEST(GradingBuild, ConfiguredAgainWhereItLacksASandboxPart) {
+  const fs::path dir = scratch("grading-build");
+  fs::create_directories(dir);
+  std::ofstream(dir / "CMakeCache.txt") << "// a comment\n"
+                                        << "WORKBOOK_BWRAP:FILEPATH=WORKBOOK_BWRAP-NOTFOUND\n"
+                                        << "WORKBOOK_SECCOMP_LIBRARY:FILEPATH=/usr/lib/libseccomp.a\n";
+  const Build build(dir.string(), 10);
+  EXPECT_TRUE(build.caches({}));
+  EXPECT_TRUE(build.caches({{"WORKBOOK_SECCOMP_LIBRARY", "/usr/lib/libseccomp.a"}}));
+  EXPECT_FALSE(build.caches({{"WORKBOOK_BWRAP", "/usr/bin/bwrap"}}));
+  EXPECT_FALSE(
+      build.caches({{"WORKBOOK_SECCOMP_LIBRARY", "/usr/lib/libseccomp.a"}, {"WORKBOOK_BWRAP", "/usr/bin/bwrap"}}));
+  EXPECT_FALSE(build.caches({{"WORKBOOK_SECCOMP_INCLUDE_DIR", "/usr/include"}}));  // not in the cache at all
+  // Only what was found is passed on, never a "-NOTFOUND".
+  for (const auto& [variable, value] : sandbox_parts_found()) {
+    EXPECT_FALSE(value.empty()) << variable;
+    EXPECT_EQ(value.find("NOTFOUND"), std::string::npos) << variable;
+  }
+}
+
 TEST(Reports, WrittenAtomicallyOrNotAtAll) {
   const fs::path good = scratch("report.json");
   EXPECT_EQ(write_atomically(good.string(), "{}\n"), "");
