@@ -57,21 +57,24 @@ bool g_starved = false;                         // the running test lacked memor
 // could not begin, and why in g_tool_problems) and taken out as each is granted.
 std::vector<std::unique_ptr<RemoteSubject>> g_tool_runners;
 std::vector<std::string> g_tool_problems;
-std::chrono::steady_clock::time_point g_started = std::chrono::steady_clock::now();  // the [timing] lines' zero
+const std::chrono::steady_clock::time_point g_started = std::chrono::steady_clock::now();  // the [timing] lines' zero
 bool g_tools_said = false;  // "the runs under the tools ready" written
 
+// Where a judge's time goes, in its log: the grader's timeline holds only the whole process.
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
 // Whether every run begun under a tool has made its context or failed to (with `wait`: once it
-// has). Until then this process neither gives its place beside the others to a timed test nor asks
-// for the GPU alone: no process may be starting while a timed test has the GPU.
-// The tests themselves begin once the chapter's own process is ready: its first untimed tests
-// run while the runs under the tools still make their contexts.
+// has). The tests begin before, once the chapter's own process is ready; but until then this
+// process neither gives its place beside the others to a timed test nor asks for the GPU alone: no
+// process may be starting while a timed test has the GPU.
 bool tools_settled(bool wait) {
   bool all = true;
   for (const auto& r : g_tool_runners) all = (!r || r->settled(wait)) && all;
   if (all && !g_tools_said && !g_tool_runners.empty()) {
     g_tools_said = true;
-    fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n",
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_started).count());
+    fmt::print("[timing] the runs under the tools ready after {:.0f} ms\n", ms_since(g_started));
   }
   return all;
 }
@@ -587,10 +590,6 @@ std::string unlisted_batched_tests();  // chapter_test.cpp
 
 int main(int argc, char** argv) {
   const auto started = workbook::judge::g_started;
-  // Where a judge's time goes, in its log: the grader's timeline holds only the whole process.
-  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-  };
   using namespace workbook;
   using namespace workbook::judge;
   // No process of the same user may read this one's memory (the seed, the expected sums).
