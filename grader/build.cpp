@@ -30,11 +30,15 @@ std::string Build::cached(const std::string& variable) const {
   return "";
 }
 
-std::vector<std::pair<std::string, std::string>> sandbox_parts_found() {
+std::vector<std::pair<std::string, std::string>> found_by_own_build() {
+  // NCCL by its root, the folder above its include folder (the runner's -DWORKBOOK_NCCL_ROOT).
+  const std::string nccl_root =
+      *WORKBOOK_NCCL_INCLUDE_DIR ? fs::path(WORKBOOK_NCCL_INCLUDE_DIR).parent_path().string() : "";
   std::vector<std::pair<std::string, std::string>> parts = {
       {"WORKBOOK_BWRAP", WORKBOOK_OWN_BWRAP},
       {"WORKBOOK_SECCOMP_INCLUDE_DIR", WORKBOOK_OWN_SECCOMP_INCLUDE_DIR},
-      {"WORKBOOK_SECCOMP_LIBRARY", WORKBOOK_OWN_SECCOMP_LIBRARY}};
+      {"WORKBOOK_SECCOMP_LIBRARY", WORKBOOK_OWN_SECCOMP_LIBRARY},
+      {"WORKBOOK_NCCL_ROOT", nccl_root}};
   parts.erase(std::remove_if(parts.begin(), parts.end(), [](const auto& p) { return p.second.empty(); }), parts.end());
   return parts;
 }
@@ -62,12 +66,9 @@ bool Build::configure(const std::string& architectures, int slots, const std::st
                                   std::string("-DWORKBOOK_LEARNER_DEVICE_DEBUG=") + (device_debug ? "ON" : "OFF"),
                                   "-DCMAKE_CUDA_ARCHITECTURES=" + architectures,
                                   "-DCMAKE_CUDA_COMPILER=" + std::string(WORKBOOK_CUDA_COMPILER)};
-  // NCCL where the grader's own build found it (its cache: -DWORKBOOK_NCCL_ROOT, not only the
-  // environment), so that the grading build has the chapter over several GPUs as well.
-  if (*WORKBOOK_NCCL_INCLUDE_DIR) {
-    cmd.push_back("-DWORKBOOK_NCCL_ROOT=" + fs::path(WORKBOOK_NCCL_INCLUDE_DIR).parent_path().string());
-  }
-  for (const auto& [variable, value] : sandbox_parts_found()) cmd.push_back("-D" + variable + "=" + value);
+  // What the grader's own build found (its cache, not only the environment): the sandbox's parts,
+  // and NCCL, so that the grading build has the chapter over several GPUs as well.
+  for (const auto& [variable, value] : found_by_own_build()) cmd.push_back("-D" + variable + "=" + value);
   const ProcessResult r = run_process(cmd, log("configure.log"), timeout_s_);
   if (r.interrupted) {
     *why = "interrupted";

@@ -15,11 +15,11 @@ namespace grader {
 inline constexpr const char* kJudgeBinaryDir = "grader/judge";
 inline constexpr const char* kSandboxBinaryDir = "grader/sandbox";
 
-//! The sandbox's parts the grader's own build found (CMake cache variable, value): bubblewrap and
-//! libseccomp, each only where found. A grading build is configured with them, and configured again
-//! where it lacks one (it was configured before the part was installed, and a configured build
-//! never looks again).
-std::vector<std::pair<std::string, std::string>> sandbox_parts_found();
+//! What the grader's own build found that a grading build must have too (CMake cache variable,
+//! value): bubblewrap and libseccomp (the sandbox's parts) and NCCL, each only where found. A grading
+//! build is configured with them, and configured again where it lacks one (it was configured before
+//! the part was installed, and a configured build never looks again).
+std::vector<std::pair<std::string, std::string>> found_by_own_build();
 
 class Build {
  public:

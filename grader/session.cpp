@@ -157,7 +157,7 @@ bool Session::prepare(int slots, const std::string& architectures) {
                           build_.cached("WORKBOOK_GRADING_SLOTS") == std::to_string(slots) &&
                           build_.cached("WORKBOOK_SLOTS_DIR") == slots_dir &&
                           build_.cached("WORKBOOK_LEARNER_DEVICE_DEBUG") == (opt_.device_debug ? "ON" : "OFF") &&
-                          build_.caches(sandbox_parts_found());
+                          build_.caches(found_by_own_build());
   fmt::print("configuring (CUDA architectures {}) ... ", architectures);
   std::fflush(stdout);
   std::string why;

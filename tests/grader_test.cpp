@@ -226,8 +226,8 @@ TEST(CompileErrors, AsNvccPrintsThem) {
 
 // A grading build configured before bubblewrap or libseccomp was installed holds "-NOTFOUND" for
 // it, and a configured build never looks again: the grader configures it again when its own build
-// found the part (sandbox_parts_found).
-TEST(GradingBuild, ConfiguredAgainWhereItLacksASandboxPart) {
+// found the part (found_by_own_build).
+TEST(GradingBuild, ConfiguredAgainWhereItLacksAPartFound) {
   const fs::path dir = scratch("grading-build");
   fs::create_directories(dir);
   std::ofstream(dir / "CMakeCache.txt") << "// a comment\n"
@@ -241,7 +241,7 @@ TEST(GradingBuild, ConfiguredAgainWhereItLacksASandboxPart) {
       build.caches({{"WORKBOOK_SECCOMP_LIBRARY", "/usr/lib/libseccomp.a"}, {"WORKBOOK_BWRAP", "/usr/bin/bwrap"}}));
   EXPECT_FALSE(build.caches({{"WORKBOOK_SECCOMP_INCLUDE_DIR", "/usr/include"}}));  // not in the cache at all
   // Only what was found is passed on, never a "-NOTFOUND".
-  for (const auto& [variable, value] : sandbox_parts_found()) {
+  for (const auto& [variable, value] : found_by_own_build()) {
     EXPECT_FALSE(value.empty()) << variable;
     EXPECT_EQ(value.find("NOTFOUND"), std::string::npos) << variable;
   }
