@@ -275,7 +275,7 @@ std::vector<std::string> GpuTester::judge_command(const workbook::ChapterSpec& s
                                                   const std::string& runner, const std::string& filter,
                                                   const std::vector<std::string>& wrap) const {
   // A run under a tool gets one hardware queue, as the runs a single judge begins do.
-  const int queues = wrap.empty() ? session_.options().chapter_hardware_queues : 1;
+  const int queues = wrap.empty() ? session_.options().chapter_hardware_queues : names::kOneStreamHardwareQueues;
   std::vector<std::string> argv = {
       session_.judge(),
       "--chapter=" + spec.slug,

@@ -359,7 +359,7 @@ RunnerOptions tool_options(const Arguments& args, const std::string& tool) {
   RunnerOptions options = args.runner;
   options.wrapper = channel::sanitizer_wrapper(args.sanitizer, tool, !g_spec->ranks);
   options.call_timeout_s *= channel::kSanitizerTimeFactor;
-  options.hardware_queues = 1;
+  options.hardware_queues = names::kOneStreamHardwareQueues;
   return options;
 }
 

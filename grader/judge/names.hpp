@@ -87,6 +87,10 @@ inline constexpr const char* kHardwareQueuesFlag = "--hardware-queues";
 //! is raced; the runner makes those two streams one after the other, and the driver gives streams
 //! the queues in turn.
 inline constexpr int kChapterHardwareQueues = 2;
+//! The hardware queues of a process that works on one stream: the judge itself and each run of the
+//! chapter's process under a compute-sanitizer tool (by either path: the judge's own runs, or the
+//! grader's with --separate-judges).
+inline constexpr int kOneStreamHardwareQueues = 1;
 
 //! Exit codes of a chapter test process (and the benchmark): no CUDA device
 //! (CTest's SKIP_RETURN_CODE in grader/judge/CMakeLists.txt), and a lost CUDA context.

@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "judge/channel.hpp"
+#include "judge/names.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/shared_memory.hpp"
 #include "sandbox/gpu_memory.hpp"
@@ -158,7 +159,7 @@ struct RemoteSubject::Process {
 };
 
 void one_hardware_queue_here() {
-  if (!users_hardware_queues()) setenv(kHardwareQueues, "1", 1);
+  if (!users_hardware_queues()) setenv(kHardwareQueues, std::to_string(names::kOneStreamHardwareQueues).c_str(), 1);
 }
 
 std::unique_ptr<RemoteSubject> start_runner(const RunnerOptions& options) {
